@@ -1,0 +1,167 @@
+import { z } from 'zod';
+
+/**
+ * Entities as they travel to the console (console-spec section 3). Handlers answer through
+ * these schemas, which strip anything else: database rows never leak into responses.
+ */
+export const SakuraAccount = z.object({
+  sakuraAccountID: z.number(),
+  sakuraMemberCode: z.string(),
+  name: z.string(),
+});
+export type SakuraAccount = z.infer<typeof SakuraAccount>;
+
+export const Organization = z.object({
+  organizationID: z.number(),
+  name: z.string(),
+  memberCode: z.string(),
+  serviceCode: z.string(),
+  serviceDomain: z.string(),
+  plan: z.number(),
+  features: z.object({ imageConversion: z.boolean(), live: z.boolean() }),
+  isLive: z.boolean(),
+  enableTextOverlay: z.boolean(),
+  description: z.string(),
+  sakuraAccount: SakuraAccount,
+});
+export type Organization = z.infer<typeof Organization>;
+
+export const PlanFeatures = z.object({
+  originLimit: z.number(),
+  userLimit: z.number().nullable(),
+  supportEmail: z.boolean(),
+  customDomain: z.boolean(),
+});
+
+export const Restriction = z.object({
+  /** Empty: unrestricted, every organization of the user's account. */
+  organizationIDs: z.array(z.number()),
+});
+
+export const User = z.object({
+  userID: z.number(),
+  emailAddress: z.string(),
+  fullName: z.string(),
+  permission: z.number(),
+  enabled: z.boolean(),
+  activatedAt: z.string().nullable(),
+  sakuraAccount: SakuraAccount.nullable(),
+  restriction: Restriction,
+  totpEnabled: z.boolean(),
+});
+export type User = z.infer<typeof User>;
+
+export const OriginKind = { http: 0, s3: 1, live: 101 } as const;
+export const OriginStatus = { error: 0, applied: 1, updating: 2 } as const;
+
+export const HttpConfig = z.object({
+  scheme: z.enum(['http', 'https']),
+  host: z.string(),
+  pathPrefix: z.string(),
+  rewriteHost: z.string(),
+});
+export const S3Config = z.object({
+  accessKeyID: z.string(),
+  /** Never sent back in full: the console shows whether one is set. */
+  secretAccessKey: z.string(),
+  endPoint: z.string(),
+  region: z.string(),
+  bucket: z.string(),
+  pathPrefix: z.string(),
+});
+
+export const ConversionParameter = z.object({
+  conversionParameterID: z.number(),
+  originID: z.number(),
+  pattern: z.string(),
+  path: z.string(),
+  parameter: z.string(),
+  disallowOverride: z.boolean(),
+});
+
+export const TlsCertificate = z.object({
+  tlsCertificateId: z.number(),
+  fingerprint: z.string(),
+  expiresAt: z.string(),
+});
+
+export const Acl = z.object({ isAllowList: z.boolean(), cidrs: z.array(z.string()) });
+
+export const Origin = z.object({
+  originID: z.number(),
+  organizationID: z.number(),
+  name: z.string(),
+  kind: z.number(),
+  status: z.number(),
+  statusMessage: z.string(),
+  originName: z.string(),
+  enableSignedUrl: z.boolean(),
+  signingSecret: z.string(),
+  defaultCache: z.number(),
+  description: z.string(),
+  tlsCertificate: TlsCertificate.nullable(),
+  conversionParameters: z.array(ConversionParameter),
+  overridableParameters: z.string(),
+  acl: Acl,
+  config: z.union([HttpConfig, S3Config, z.object({})]),
+});
+export type Origin = z.infer<typeof Origin>;
+
+export const OriginMinimum = Origin.pick({ originID: true, name: true, originName: true, kind: true });
+
+export const Usage = z.object({ requests: z.number(), outboundBytes: z.number() });
+
+export const AuthToken = z.object({
+  authTokenID: z.number(),
+  organizationID: z.number(),
+  /** Masked: 12 asterisks and the last 4 characters, except in the answer to auth_token.add. */
+  token: z.string(),
+  enabled: z.boolean(),
+  deleted: z.boolean(),
+  description: z.string(),
+  createdAt: z.string(),
+  permission: z.number().nullable(),
+});
+
+export const Channel = z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  activeConnectionCount: z.number(),
+  hlsUrl: z.string().nullable(),
+  status: z.enum(['normal', 'deleting']),
+  settings: z.record(z.string(), z.unknown()),
+  liveParams: z.record(z.string(), z.unknown()),
+});
+
+export const AuditEntry = z.object({
+  time: z.string(),
+  kind: z.enum(['login', 'logout', 'login_failed']),
+  email: z.string(),
+  ip: z.string(),
+});
+
+export const StatusEvent = z.object({
+  statusEventID: z.number(),
+  kind: z.enum(['incident', 'maintenance']),
+  title: z.string(),
+  body: z.string(),
+  state: z.enum(['scheduled', 'in_progress', 'resolved']),
+  startsAt: z.string(),
+  endsAt: z.string().nullable(),
+});
+
+export const InvoiceRow = z.object({
+  memberId: z.string(),
+  serviceCd: z.string(),
+  name: z.string(),
+  transferGiB: z.number(),
+});
+
+export const DashboardUsage = z.object({
+  billingPeriod: z.object({ from: z.string(), to: z.string() }),
+  requests: z.number(),
+  outboundBytes: z.number(),
+  liveConnectedSeconds: z.number(),
+  webrtcCumulative: z.number(),
+  maxConcurrentConnections: z.number(),
+});

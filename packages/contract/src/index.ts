@@ -1,0 +1,15 @@
+export * from './entities.ts';
+export * from './errors.ts';
+export * from './messages.ts';
+export * from './operation.ts';
+export * from './operations/index.ts';
+export { HttpConfigInput, OriginInput, S3ConfigInput, ConversionParameterInput } from './operations/origin.ts';
+export { NewUserInput, OrganizationInput } from './operations/organization.ts';
+export * from './permissions.ts';
+export * from './plans.ts';
+export * from './validation.ts';
+
+/** The ui-api version the server answers (console-spec section 9). */
+export const API_VERSION = '2.29';
+export const UI_API_PREFIX = '/.ui-api/';
+export const PRODUCT_NAME = 'Ukiyo';

@@ -1,0 +1,175 @@
+/**
+ * Message keys shared by server and console, with their Japanese (default) and English text.
+ * A message reference on the wire is the key, optionally followed by `|` and URL-encoded
+ * parameters: `validation.maxLength|n=128`. The console interpolates `{{n}}`.
+ */
+export interface MessageText {
+  ja: string;
+  en: string;
+}
+
+export const MESSAGES = {
+  // Validation (console-spec section 5)
+  'validation.required': { ja: '必須項目です', en: 'required' },
+  'validation.maxLength': { ja: '{{n}}文字以下で入力してください', en: 'input equals or less than {{n}} letters' },
+  'validation.minLength': { ja: '{{n}}文字以上で入力してください', en: 'input equals or more than {{n}} letters' },
+  'validation.maxLines': { ja: '{{n}}行以下で入力してください', en: 'input equals or less than {{n}} lines' },
+  'validation.numeric': { ja: '数値を入力してください', en: 'input numeric value' },
+  'validation.between': {
+    ja: '{{min}}以上{{max}}以下の値を入力してください',
+    en: 'input a value between {{min}} and {{max}}',
+  },
+  'validation.pattern': {
+    ja: '正規表現 {{pattern}} を満たすように入力してください',
+    en: 'input as satisfy regular expression: {{pattern}}',
+  },
+  'validation.email': { ja: '正しいメールアドレスを入力してください', en: 'input correct e-mail address' },
+  'validation.host': { ja: '正しいホスト名を入力してください', en: 'import correct host name' },
+  'validation.invalid': { ja: '不正な値です', en: 'invalid value' },
+  'validation.duplicate': { ja: '値が重複しています', en: 'duplicate value' },
+  'validation.notMatch': { ja: '一致しません', en: 'Not match' },
+  'validation.password': {
+    ja: 'パスワードは英数字と記号で入力してください',
+    en: 'use letters, digits and symbols only',
+  },
+  'validation.printableAscii': {
+    ja: '半角英数字と記号で入力してください',
+    en: 'use printable ASCII characters only',
+  },
+  'validation.cidr': {
+    ja: 'IPアドレスまたはCIDRを1行に1つ入力してください',
+    en: 'enter one IP address or CIDR per line',
+  },
+  'validation.agreement': {
+    ja: '個人情報の取り扱いへの同意が必要です',
+    en: 'agreement to the handling of personal information is required',
+  },
+
+  // Error catalogue (console-spec section 8)
+  'error.internal': { ja: '内部エラーが発生しました', en: 'an internal error occurred' },
+  'error.unexpected': { ja: '予期しないエラーが発生しました', en: 'an unexpected error occurred' },
+  'error.invalidInputs': { ja: '入力内容に誤りがあります', en: 'there are one or more invalid inputs' },
+  'error.sessionInvalid': {
+    ja: 'セッションが無効です。再度ログインしてください',
+    en: 'session is invalid. please login again',
+  },
+  'error.notActivated': {
+    ja: 'アカウントが有効化されていません。パスワードを設定してください',
+    en: 'your account is not activated yet. please set your password',
+  },
+  'error.noOrganization': { ja: '組織を選択してください', en: 'please choose an organization' },
+  'error.notFound': { ja: '見つかりません', en: 'not found' },
+  'error.badRequest': { ja: '不正なリクエストです', en: 'the request is invalid' },
+  'error.tooManyOrigins': {
+    ja: 'オリジン数が現在のプランの上限に達しました',
+    en: 'The number of origins reached the limit for your current plan',
+  },
+  'error.tooManyUsers': {
+    ja: 'ユーザー数が現在のプランの上限に達しました',
+    en: 'The number of users reached the limit for your current plan',
+  },
+  'error.activationNotFound': {
+    ja: '有効化トークンが見つかりません',
+    en: 'the activation token was not found',
+  },
+  'error.alreadyActivated': { ja: 'すでに有効化されています', en: 'already activated' },
+  'error.activationExpired': {
+    ja: '有効化トークンの有効期限が切れています',
+    en: 'the activation token has expired',
+  },
+  'error.emailNotMatch': {
+    ja: 'メールアドレスがアカウントのものと一致しません',
+    en: 'The e-mail address does not match that of account',
+  },
+  'error.notValidUser': { ja: '指定されたユーザーは無効です', en: 'The specified user is invalid' },
+  'error.wrongCredentials': {
+    ja: 'メールアドレスまたはパスワードが正しくありません',
+    en: 'wrong e-mail address or password',
+  },
+  'error.passwordTooLong': {
+    ja: 'パスワードは128文字以下です。思い出せない場合はパスワード再設定ページをご利用ください',
+    en: 'the password is longer than 128 letters. use the password reset page if you cannot remember it',
+  },
+  'error.tooManyAttempts': {
+    ja: '試行回数が多すぎます。しばらくしてから再度お試しください',
+    en: 'too many attempts. please wait a while and try again',
+  },
+  'error.wrongOldPassword': { ja: '現在のパスワードが正しくありません', en: 'the old password is wrong' },
+  'error.passwordIncorrect': { ja: 'パスワードが正しくありません', en: 'password is incorrect' },
+  'error.domainInUse': { ja: 'このドメイン名はすでに使用されています', en: 'This domain name is already in use' },
+  'error.customDomainRequired': { ja: '独自ドメインを指定してください', en: 'Please specify a custom domain' },
+  'error.originNotFound': {
+    ja: 'オリジン(ID: {{id}})が見つかりませんでした',
+    en: 'Origin could not be found (ID: {{id}})',
+  },
+  'error.invalidCertificateOrigin': {
+    ja: 'SSL証明書をアップロードできないオリジンです',
+    en: 'Invalid origin to upload SSL certificate for',
+  },
+  'error.lastFullPermissionUser': {
+    ja: 'すべての権限を持つユーザーが少なくとも1人必要です',
+    en: 'At least one user must have all permissions',
+  },
+  'error.tokenIssueFailed': { ja: 'トークンを発行できませんでした', en: "couldn't issue token." },
+  'error.tokenDeleteFailed': { ja: 'APIトークンを削除できませんでした', en: 'failed to delete API token' },
+  'error.userDeleteFailed': { ja: 'ユーザーを削除できませんでした', en: 'failed to delete the user' },
+  'error.planUserCount': {
+    ja: 'ユーザー数が変更先プランの上限を超えています',
+    en: 'the number of users exceeds the limit of the new plan',
+  },
+  'error.planCustomDomain': {
+    ja: '独自ドメインを使用中のため変更できません',
+    en: 'a custom domain is in use, which the new plan does not allow',
+  },
+  'error.planOriginCount': {
+    ja: 'オリジン数が変更先プランの上限を超えています',
+    en: 'the number of origins exceeds the limit of the new plan',
+  },
+  'error.planNonHttpOrigin': {
+    ja: 'HTTP以外のオリジンを使用中のため変更できません',
+    en: 'a non-HTTP origin is in use, which the new plan does not allow',
+  },
+  'error.planInvalid': { ja: 'プラン変更のリクエストが不正です', en: 'the plan change request is invalid' },
+  'error.planContactSales': {
+    ja: 'エンタープライズプランへの変更、またはエンタープライズプランからの変更は営業窓口までお問い合わせください',
+    en: 'please contact sales to change to or from the enterprise plan',
+  },
+  'error.totpInvalid': { ja: '確認コードが正しくありません', en: 'the verification code is wrong' },
+  'error.notImplemented': {
+    ja: 'この機能はまだ提供されていません',
+    en: 'this function is not available yet',
+  },
+  'limit.imageNotAvailable': {
+    ja: 'このアカウントでは画像変換をご利用いただけません',
+    en: 'Image conversion is not available for this account',
+  },
+  'limit.liveStreamingNotAvailable': {
+    ja: 'このアカウントではライブ配信をご利用いただけません',
+    en: 'Live streaming is not available for this account',
+  },
+  'limit.notEnoughPermission': {
+    ja: 'このページへのアクセス権限がありません',
+    en: 'You do not have access to this page',
+  },
+} as const satisfies Record<string, MessageText>;
+
+export type MessageKey = keyof typeof MESSAGES;
+export type MessageParams = Record<string, string | number>;
+
+/** `key|a=1&b=2`: a message key with its parameters, as it travels in `invalids`. */
+export function messageRef(key: MessageKey, params?: MessageParams): string {
+  if (!params || Object.keys(params).length === 0) return key;
+  const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
+  return `${key}|${query.toString()}`;
+}
+
+export function parseMessageRef(ref: string): { key: string; params: Record<string, string> } {
+  const bar = ref.indexOf('|');
+  if (bar < 0) return { key: ref, params: {} };
+  return { key: ref.slice(0, bar), params: Object.fromEntries(new URLSearchParams(ref.slice(bar + 1))) };
+}
+
+/** The catalogue of one language, for i18next resources. */
+export function messagesIn(language: keyof MessageText): Record<string, string> {
+  return Object.fromEntries(Object.entries(MESSAGES).map(([key, text]) => [key, text[language]]));
+}

@@ -1,0 +1,11 @@
+// Type-checks every workspace with its own tsconfig (the console needs DOM types, the
+// servers must not see them), stopping at the first failure.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+
+const { workspaces } = JSON.parse(readFileSync('package.json', 'utf8'));
+for (const dir of workspaces) {
+  if (!existsSync(`${dir}/tsconfig.json`)) continue;
+  process.stdout.write(`typecheck ${dir}\n`);
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', dir], { stdio: 'inherit' });
+}

@@ -1,0 +1,39 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (pure, beside the code, fast) and `integration` (through the real HTTP
+// app on a real database: embedded PGlite, or PostgreSQL when DATABASE_URL is set).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'apps/{server,edge,live}/src/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        extends: './apps/console/vite.config.ts',
+        test: {
+          name: 'console',
+          include: ['apps/console/src/**/*.test.{ts,tsx}'],
+          environment: 'jsdom',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['apps/*/test/**/*.int.test.ts'],
+          environment: 'node',
+          globalSetup: ['apps/server/test/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          // One worker shares one database instance (PGlite boots in seconds); files run one
+          // after another and each creates its own organizations, so they never collide.
+          fileParallelism: false,
+          isolate: false,
+        },
+      },
+    ],
+  },
+});
