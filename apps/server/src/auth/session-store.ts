@@ -1,0 +1,220 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import { findReachableOrganization, type OrganizationRecord } from '../db/repositories/organizations.ts';
+import type { Scope } from '../db/repositories/scope.ts';
+import { findUserById, scopeOf, userRestrictions } from '../db/repositories/users.ts';
+import type { SakuraAccountRow, UserRow } from '../db/tables.ts';
+
+export interface AuthContext {
+  sessionHash: string;
+  secondFactorPending: boolean;
+  user: UserRow;
+  account: SakuraAccountRow | null;
+  restrictedTo: number[];
+  organization: OrganizationRecord | null;
+  scope: Scope;
+}
+
+interface CachedSession {
+  context: AuthContext;
+  lastSeenAt: number;
+  expiresAt: number;
+  loadedAt: number;
+}
+
+export interface SessionPolicy {
+  idleMs: number;
+  absoluteMs: number;
+}
+
+/** How long a resolved session is answered from memory before the database is asked again. */
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX_ENTRIES = 10_000;
+/** last_seen_at is written at most this often, not on every request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function hashSessionToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * Server-side sessions in the database. The cookie holds a random token; the table holds only
+ * its hash. Resolved sessions are kept in memory for a few seconds because every console call
+ * needs one; writes made through this store drop the affected entries at once, and other
+ * processes see them within CACHE_TTL_MS (or at once through the fan-out of `onInvalidate`).
+ */
+export class SessionStore {
+  private readonly cache = new Map<string, CachedSession>();
+  private readonly invalidationListeners: ((event: SessionInvalidation) => void)[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly policy: SessionPolicy,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(values: {
+    userId: number;
+    organizationId: number | null;
+    secondFactorPending: boolean;
+    ip: string;
+    userAgent: string;
+  }): Promise<{ token: string; expiresAt: Date }> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(this.now() + this.policy.absoluteMs);
+    await this.db
+      .insertInto('sessions')
+      .values({
+        id_hash: hashSessionToken(token),
+        user_id: values.userId,
+        organization_id: values.organizationId,
+        second_factor_pending: values.secondFactorPending,
+        expires_at: expiresAt,
+        ip: values.ip,
+        user_agent: values.userAgent.slice(0, 512),
+      })
+      .execute();
+    return { token, expiresAt };
+  }
+
+  async resolve(token: string | undefined): Promise<AuthContext | null> {
+    if (!token || token.length > 100) return null;
+    const hash = hashSessionToken(token);
+    const now = this.now();
+    let entry = this.cache.get(hash);
+    if (!entry || now - entry.loadedAt > CACHE_TTL_MS) {
+      entry = await this.load(hash, now);
+      if (!entry) {
+        this.cache.delete(hash);
+        return null;
+      }
+      this.remember(hash, entry);
+    }
+    if (now > entry.expiresAt || now - entry.lastSeenAt > this.policy.idleMs) {
+      await this.destroyByHash(hash);
+      return null;
+    }
+    if (now - entry.lastSeenAt > TOUCH_INTERVAL_MS) {
+      entry.lastSeenAt = now;
+      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now) }).where('id_hash', '=', hash).execute();
+    }
+    return entry.context;
+  }
+
+  async destroy(token: string | undefined): Promise<void> {
+    if (token) await this.destroyByHash(hashSessionToken(token));
+  }
+
+  async setOrganization(context: AuthContext, organizationId: number): Promise<void> {
+    await this.db
+      .updateTable('sessions')
+      .set({ organization_id: organizationId })
+      .where('id_hash', '=', context.sessionHash)
+      .execute();
+    this.invalidate({ sessionHash: context.sessionHash });
+  }
+
+  async completeSecondFactor(context: AuthContext): Promise<void> {
+    await this.db
+      .updateTable('sessions')
+      .set({ second_factor_pending: false })
+      .where('id_hash', '=', context.sessionHash)
+      .execute();
+    this.invalidate({ sessionHash: context.sessionHash });
+  }
+
+  /** Ends every session of a user (disabled, password changed), optionally keeping one. */
+  async destroyUserSessions(userId: number, except?: string): Promise<void> {
+    let query = this.db.deleteFrom('sessions').where('user_id', '=', userId);
+    if (except) query = query.where('id_hash', '!=', except);
+    await query.execute();
+    this.invalidate({ userId });
+  }
+
+  /** Drops cached sessions after a change to a user, an organization or one session. */
+  invalidate(event: SessionInvalidation, fromPeer = false): void {
+    for (const [hash, entry] of this.cache) {
+      if (
+        hash === event.sessionHash ||
+        (event.userId !== undefined && entry.context.user.id === event.userId) ||
+        (event.organizationId !== undefined && entry.context.organization?.id === event.organizationId) ||
+        event.all
+      ) {
+        this.cache.delete(hash);
+      }
+    }
+    if (!fromPeer) for (const listener of this.invalidationListeners) listener(event);
+  }
+
+  /** Lets a fan-out (Redis) carry invalidations to the other server processes. */
+  onInvalidate(listener: (event: SessionInvalidation) => void): void {
+    this.invalidationListeners.push(listener);
+  }
+
+  async deleteExpired(): Promise<number> {
+    const now = new Date(this.now());
+    const idleCutoff = new Date(this.now() - this.policy.idleMs);
+    const result = await this.db
+      .deleteFrom('sessions')
+      .where((eb) => eb.or([eb('expires_at', '<', now), eb('last_seen_at', '<', idleCutoff)]))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  private async destroyByHash(hash: string): Promise<void> {
+    await this.db.deleteFrom('sessions').where('id_hash', '=', hash).execute();
+    this.invalidate({ sessionHash: hash });
+  }
+
+  private async load(hash: string, now: number): Promise<CachedSession | undefined> {
+    const session = await this.db.selectFrom('sessions').selectAll().where('id_hash', '=', hash).executeTakeFirst();
+    if (!session) return undefined;
+    const user = await findUserById(this.db, session.user_id);
+    if (!user || !user.enabled) return undefined;
+    const restrictedTo = await userRestrictions(this.db, user.id);
+    const account =
+      user.sakura_account_id === null
+        ? null
+        : ((await this.db
+            .selectFrom('sakura_accounts')
+            .selectAll()
+            .where('id', '=', user.sakura_account_id)
+            .executeTakeFirst()) ?? null);
+    const scope = scopeOf(user, restrictedTo);
+    // Re-checked on every load: a restriction added since login takes the organization away.
+    const organization =
+      session.organization_id === null
+        ? null
+        : ((await findReachableOrganization(this.db, scope, session.organization_id)) ?? null);
+    return {
+      context: {
+        sessionHash: hash,
+        secondFactorPending: session.second_factor_pending,
+        user,
+        account,
+        restrictedTo,
+        organization,
+        scope,
+      },
+      lastSeenAt: session.last_seen_at.getTime(),
+      expiresAt: session.expires_at.getTime(),
+      loadedAt: now,
+    };
+  }
+
+  private remember(hash: string, entry: CachedSession): void {
+    this.cache.delete(hash);
+    this.cache.set(hash, entry);
+    if (this.cache.size > CACHE_MAX_ENTRIES) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+}
+
+export interface SessionInvalidation {
+  sessionHash?: string;
+  userId?: number;
+  organizationId?: number;
+  all?: boolean;
+}

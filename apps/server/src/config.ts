@@ -1,0 +1,51 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const flag = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .default('0')
+  .transform((value) => value === '1' || value === 'true');
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalUrl = z
+  .string()
+  .optional()
+  .transform((value) => (value ? value : undefined))
+  .pipe(z.url().optional());
+
+/** The runtime contract of docs/architecture.md, parsed once at start-up. */
+const ConfigSchema = z.object({
+  PORT: port(8080),
+  EDGE_PORT: port(8081),
+  EDGE_DOMAIN: z.string().min(1).default('img.localhost'),
+  LIVE_PORT: port(8082),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: optionalUrl,
+  REDIS_URL: optionalUrl,
+  BOOTSTRAP_ADMIN_EMAIL: z.string().optional(),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().optional(),
+  ALLOW_PRIVATE_ORIGINS: flag,
+  SMTP_URL: optionalUrl,
+  MAIL_FROM: z.string().default('Ukiyo <no-reply@ukiyo.localhost>'),
+  DEMO: flag,
+  /** The console's public address when behind a proxy (cookie Secure flag, CSRF origin check). */
+  PUBLIC_URL: optionalUrl,
+  /** Trust X-Forwarded-For / X-Forwarded-Proto from the proxy in front. */
+  TRUST_PROXY: flag,
+  STATUS_URL: optionalUrl,
+  SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(120),
+  SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(24),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string };
+
+/** Fails fast with every bad variable named. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid environment:\n${problems.join('\n')}`);
+  }
+  return { ...parsed.data, DATA_DIR: resolve(parsed.data.DATA_DIR) };
+}

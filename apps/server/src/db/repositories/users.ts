@@ -1,0 +1,62 @@
+import { isAdministrator } from '@ukiyo/contract';
+import { sql } from 'kysely';
+import type { Db } from '../database.ts';
+import type { NewUser, UserRow } from '../tables.ts';
+import type { Scope } from './scope.ts';
+
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function userRestrictions(db: Db, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('user_restrictions')
+    .select('organization_id')
+    .where('user_id', '=', userId)
+    .orderBy('organization_id')
+    .execute();
+  return rows.map((row) => row.organization_id);
+}
+
+export async function setUserRestrictions(db: Db, userId: number, organizationIds: readonly number[]): Promise<void> {
+  await db.deleteFrom('user_restrictions').where('user_id', '=', userId).execute();
+  if (organizationIds.length === 0) return;
+  await db
+    .insertInto('user_restrictions')
+    .values(organizationIds.map((organizationId) => ({ user_id: userId, organization_id: organizationId })))
+    .execute();
+}
+
+export async function createUser(db: Db, values: NewUser): Promise<number> {
+  const row = await db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function rememberOrganization(db: Db, userId: number, organizationId: number): Promise<void> {
+  await db.updateTable('users').set({ last_organization_id: organizationId }).where('id', '=', userId).execute();
+}
+
+export function scopeOf(user: UserRow, restrictedTo: readonly number[]): Scope {
+  return {
+    userId: user.id,
+    isAdmin: isAdministrator(user.permission),
+    accountId: user.sakura_account_id,
+    restrictedTo,
+  };
+}

@@ -1,0 +1,273 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Row types of the schema in migrations/ (kept in step with them by hand: one place). */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface SakuraAccountTable {
+  id: Generated<number>;
+  member_code: string;
+  name: string;
+  created_at: Generated<Date>;
+}
+
+export interface OrganizationTable {
+  id: Generated<number>;
+  sakura_account_id: number;
+  name: string;
+  service_code: string;
+  service_domain: Generated<string>;
+  plan: Generated<number>;
+  pending_plan: number | null;
+  pending_plan_at: NullableTimestamp;
+  is_live: Generated<boolean>;
+  enable_text_overlay: Generated<boolean>;
+  description: Generated<string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface UserTable {
+  id: Generated<number>;
+  email: string;
+  full_name: Generated<string>;
+  password_hash: string;
+  permission: Generated<number>;
+  enabled: Generated<boolean>;
+  activated_at: NullableTimestamp;
+  activation_token_hash: string | null;
+  activation_expires_at: NullableTimestamp;
+  sakura_account_id: number | null;
+  totp_secret_enc: string | null;
+  totp_enabled_at: NullableTimestamp;
+  last_organization_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface UserRestrictionTable {
+  user_id: number;
+  organization_id: number;
+}
+
+export interface TotpBackupCodeTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  used_at: NullableTimestamp;
+}
+
+export interface PasswordResetTable {
+  token_hash: string;
+  user_id: number;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface SessionTable {
+  id_hash: string;
+  user_id: number;
+  organization_id: number | null;
+  second_factor_pending: Generated<boolean>;
+  created_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  expires_at: Timestamp;
+  ip: Generated<string>;
+  user_agent: Generated<string>;
+}
+
+export interface AuthThrottleTable {
+  key: string;
+  failures: Generated<number>;
+  window_started_at: Generated<Date>;
+  locked_until: NullableTimestamp;
+}
+
+export interface AuthTokenTable {
+  id: Generated<number>;
+  organization_id: number;
+  token_hash: string;
+  token_last4: string;
+  description: Generated<string>;
+  permission: number | null;
+  enabled: Generated<boolean>;
+  created_by: number | null;
+  created_at: Generated<Date>;
+  deleted_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface OriginTable {
+  id: Generated<number>;
+  organization_id: number;
+  name: string;
+  origin_name: string;
+  kind: number;
+  status: Generated<number>;
+  status_message: Generated<string>;
+  config_version: Generated<number>;
+  enable_signed_url: Generated<boolean>;
+  signing_secret_enc: Generated<string>;
+  default_cache: Generated<number>;
+  description: Generated<string>;
+  config: Json<Record<string, unknown>>;
+  acl: Json<{ isAllowList: boolean; cidrs: string[] }>;
+  overridable_parameters: Generated<string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ConversionParameterTable {
+  id: Generated<number>;
+  origin_id: number;
+  position: number;
+  pattern: string;
+  path: Generated<string>;
+  parameter: string;
+  disallow_override: Generated<boolean>;
+}
+
+export interface TlsCertificateTable {
+  id: Generated<number>;
+  origin_id: number;
+  fingerprint: string;
+  expires_at: Timestamp;
+  certificate: string;
+  intermediate_certificate: Generated<string>;
+  private_key_enc: string;
+  created_at: Generated<Date>;
+}
+
+export interface UsageHourlyTable {
+  origin_id: number;
+  organization_id: number;
+  hour: Timestamp;
+  requests: Generated<number>;
+  outbound_bytes: Generated<number>;
+}
+
+export interface UsageDailyTable {
+  origin_id: number;
+  organization_id: number;
+  day: ColumnType<Date, string, string>;
+  requests: Generated<number>;
+  outbound_bytes: Generated<number>;
+}
+
+export interface ChannelTable {
+  id: string;
+  organization_id: number;
+  status: Generated<string>;
+  settings: Json<Record<string, unknown>>;
+  encrypt_key_uri: Generated<string>;
+  encrypt_key_enc: string | null;
+  auth_webhook_url: Generated<string>;
+  event_webhook_url: Generated<string>;
+  created_at: Generated<Date>;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ArchiveDestinationTable {
+  id: string;
+  organization_id: number;
+  bucket_uri: string;
+  config_enc: Generated<string>;
+  created_at: Generated<Date>;
+}
+
+export interface LiveUsageHourlyTable {
+  channel_id: string;
+  organization_id: number;
+  hour: Timestamp;
+  connected_seconds: Generated<number>;
+  max_concurrent: Generated<number>;
+  bytes_in: Generated<number>;
+  hls_requests: Generated<number>;
+  hls_bytes_out: Generated<number>;
+}
+
+export interface InvoiceTable {
+  organization_id: number;
+  month: ColumnType<Date, string, string>;
+  requests: number;
+  outbound_bytes: number;
+  issued_at: Generated<Date>;
+}
+
+export interface AuditEventTable {
+  id: Generated<number>;
+  user_id: number | null;
+  organization_id: number | null;
+  kind: string;
+  email: string;
+  ip: Generated<string>;
+  created_at: Generated<Date>;
+}
+
+export interface HelpRequestTable {
+  id: Generated<number>;
+  user_id: number | null;
+  organization_id: number | null;
+  service: string;
+  category: string;
+  company: Generated<string>;
+  name: string;
+  email: string;
+  message: string;
+  created_at: Generated<Date>;
+}
+
+export interface StatusEventTable {
+  id: Generated<number>;
+  kind: string;
+  title: string;
+  body: Generated<string>;
+  state: string;
+  starts_at: Timestamp;
+  ends_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface MailOutboxTable {
+  id: Generated<number>;
+  recipient: string;
+  subject: string;
+  body: string;
+  created_at: Generated<Date>;
+  sent_at: NullableTimestamp;
+  error: string | null;
+}
+
+export interface Database {
+  sakura_accounts: SakuraAccountTable;
+  organizations: OrganizationTable;
+  users: UserTable;
+  user_restrictions: UserRestrictionTable;
+  totp_backup_codes: TotpBackupCodeTable;
+  password_resets: PasswordResetTable;
+  sessions: SessionTable;
+  auth_throttle: AuthThrottleTable;
+  auth_tokens: AuthTokenTable;
+  origins: OriginTable;
+  conversion_parameters: ConversionParameterTable;
+  tls_certificates: TlsCertificateTable;
+  usage_hourly: UsageHourlyTable;
+  usage_daily: UsageDailyTable;
+  channels: ChannelTable;
+  archive_destinations: ArchiveDestinationTable;
+  live_usage_hourly: LiveUsageHourlyTable;
+  invoices: InvoiceTable;
+  audit_events: AuditEventTable;
+  help_requests: HelpRequestTable;
+  status_events: StatusEventTable;
+  mail_outbox: MailOutboxTable;
+}
+
+export type UserRow = Selectable<UserTable>;
+export type NewUser = Insertable<UserTable>;
+export type UserUpdate = Updateable<UserTable>;
+export type OrganizationRow = Selectable<OrganizationTable>;
+export type SakuraAccountRow = Selectable<SakuraAccountTable>;
+export type SessionRow = Selectable<SessionTable>;

@@ -1,0 +1,24 @@
+import { Hono } from 'hono';
+import { handlers } from '../operations/index.ts';
+import type { ServerDeps } from '../operations/context.ts';
+import { mountConsole } from './static.ts';
+import { mountUiApi } from './ui-api.ts';
+
+/** The console's HTTP app: ui-api, then the built SPA. */
+export function createServerApp(deps: ServerDeps, options: { consoleDist: string }): Hono {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'same-origin');
+    c.header('X-Frame-Options', 'DENY');
+  });
+  mountUiApi(app, deps, handlers);
+  mountConsole(app, options.consoleDist);
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+  app.onError((error, c) => {
+    deps.log.error({ err: error }, 'request failed');
+    return c.json({ error: 'internal error' }, 500);
+  });
+  return app;
+}

@@ -1,0 +1,130 @@
+import {
+  API_VERSION,
+  ERRORS,
+  hasPermission,
+  isAdministrator,
+  isOperationName,
+  operations,
+  type ErrorBody,
+  type Invalids,
+  type Operation,
+} from '@ukiyo/contract';
+import type { Context, Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { z } from 'zod';
+import type { AuthContext } from '../auth/session-store.ts';
+import type { Handler, Handlers, OperationContext, ServerDeps } from '../operations/context.ts';
+import { AppError } from './app-error.ts';
+import { clientAddress, isSameOrigin, isSecureRequest } from './request.ts';
+
+export const SESSION_COOKIE = 'ukiyo_session';
+const MAX_BODY_BYTES = 1024 * 1024;
+const MESSAGE_REF = /^(validation|error|limit)\.[A-Za-z]+(\|.*)?$/;
+
+function fail(c: Context, body: ErrorBody) {
+  return c.json(body, ERRORS[body.error].status);
+}
+
+/** zod issues to `invalids`: dot-joined field paths; the form's own root error is `root`. */
+export function invalidsOf(error: z.ZodError): Invalids {
+  const invalids: Invalids = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'root';
+    const message = MESSAGE_REF.test(issue.message) ? issue.message : 'validation.invalid';
+    const list = (invalids[field] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  return invalids;
+}
+
+/** The access rules of an operation, in the fixed order: session, activation, organization, permission. */
+function refusal(operation: Operation, auth: AuthContext | null): AppError | undefined {
+  if (operation.access === 'public') return undefined;
+  if (!auth || auth.secondFactorPending) return new AppError('session is invalid');
+  if (operation.access === 'session') return undefined;
+  const { user, organization } = auth;
+  if (user.activated_at === null) return new AppError('not activated');
+  if (operation.adminOnly && !isAdministrator(user.permission)) return new AppError('not enough permission');
+  if (operation.access === 'activated') return undefined;
+  if (!organization) return new AppError('organization not selected');
+  if (!hasPermission(user.permission, operation.permission)) return new AppError('not enough permission');
+  if (operation.organizationKind === 'image' && organization.is_live) return new AppError('image not available');
+  if (operation.organizationKind === 'live' && !organization.is_live) {
+    return new AppError('live streaming not available');
+  }
+  return undefined;
+}
+
+async function readJson(c: Context): Promise<unknown> {
+  const length = Number(c.req.header('content-length') ?? 0);
+  if (length > MAX_BODY_BYTES) throw new AppError('malformed request body');
+  const text = await c.req.text();
+  if (text.length > MAX_BODY_BYTES) throw new AppError('malformed request body');
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('malformed request body');
+  }
+}
+
+/**
+ * `POST /.ui-api/{operation}?api-version=2.29`: transport checks, session, access rules from
+ * the contract, zod validation, the handler, and the output schema (which strips anything a
+ * handler should not have returned). Every failure is `{error, invalids?, params?}`.
+ */
+export function mountUiApi(app: Hono, deps: ServerDeps, handlers: Handlers): void {
+  app.all('/.ui-api/:operation', async (c) => {
+    if (c.req.method !== 'POST') return fail(c, { error: 'method not allowed' });
+    if (c.req.query('api-version') !== API_VERSION) return fail(c, { error: 'unsupported api version' });
+    if (c.req.header('x-requested-with') !== 'XMLHttpRequest') {
+      return fail(c, { error: 'missing X-Requested-With header' });
+    }
+    if (!isSameOrigin(c, deps.config)) return fail(c, { error: 'cross-site request refused' });
+    const name = c.req.param('operation');
+    if (!isOperationName(name)) return fail(c, { error: 'unknown operation' });
+    const operation: Operation = operations[name];
+
+    const secure = isSecureRequest(c, deps.config);
+    const token = getCookie(c, SESSION_COOKIE);
+    const context: OperationContext = {
+      deps,
+      auth: await deps.sessions.resolve(token),
+      request: { ip: clientAddress(c, deps.config), userAgent: c.req.header('user-agent') ?? '' },
+      startSession: async (values) => {
+        const session = await deps.sessions.create({ ...values, ...context.request });
+        setCookie(c, SESSION_COOKIE, session.token, {
+          httpOnly: true,
+          sameSite: 'Lax',
+          secure,
+          path: '/',
+          expires: session.expiresAt,
+        });
+        context.auth = await deps.sessions.resolve(session.token);
+      },
+      endSession: async () => {
+        await deps.sessions.destroy(token);
+        deleteCookie(c, SESSION_COOKIE, { path: '/', secure });
+        context.auth = null;
+      },
+    };
+    if (token && !context.auth) deleteCookie(c, SESSION_COOKIE, { path: '/', secure });
+
+    try {
+      const refused = refusal(operation, context.auth);
+      if (refused) throw refused;
+      const parsed = operation.input.safeParse(await readJson(c));
+      if (!parsed.success) return fail(c, { error: 'validation error', invalids: invalidsOf(parsed.error) });
+      const handler = handlers[name] as Handler<typeof name> | undefined;
+      if (!handler) return fail(c, { error: 'not implemented' });
+      const result = await handler(parsed.data as never, context);
+      return c.json(operation.output.parse(result));
+    } catch (error) {
+      if (error instanceof AppError) {
+        return fail(c, { error: error.code, ...error.details });
+      }
+      deps.log.error({ err: error, operation: name }, 'ui-api operation failed');
+      return fail(c, { error: 'internal error' });
+    }
+  });
+}

@@ -1,0 +1,24 @@
+import pino from 'pino';
+import { SessionStore } from './auth/session-store.ts';
+import { Throttle } from './auth/throttle.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type DatabaseHandle } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import type { ServerDeps } from './operations/context.ts';
+
+export { loadConfig, type Config } from './config.ts';
+export { createServerApp } from './http/app.ts';
+export { bootstrapAdministrator, ensureDemoOrganization } from './services/bootstrap.ts';
+export type { ServerDeps } from './operations/context.ts';
+
+/** Opens and migrates the database and builds what every handler shares. */
+export async function createServerDeps(config: Config): Promise<{ deps: ServerDeps; database: DatabaseHandle }> {
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await migrateToLatest(database.db);
+  const log = pino({ level: config.LOG_LEVEL, base: { app: 'server' } });
+  const sessions = new SessionStore(database.db, {
+    idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+    absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
+  });
+  return { deps: { config, db: database.db, sessions, throttle: new Throttle(database.db), log }, database };
+}

@@ -1,0 +1,103 @@
+import { PASSWORD_MAX } from '@ukiyo/contract';
+import { LOGIN_PER_EMAIL, LOGIN_PER_IP } from '../auth/throttle.ts';
+import { spendVerificationTime, verifyPassword } from '../auth/passwords.ts';
+import type { AuthContext } from '../auth/session-store.ts';
+import { recordAudit } from '../db/repositories/audit.ts';
+import type { Db } from '../db/database.ts';
+import {
+  findReachableOrganization,
+  listReachableOrganizations,
+} from '../db/repositories/organizations.ts';
+import { findUserByEmail, rememberOrganization, scopeOf, userRestrictions } from '../db/repositories/users.ts';
+import type { UserRow } from '../db/tables.ts';
+import { AppError } from '../http/app-error.ts';
+import { authOf, type Handlers } from './context.ts';
+import { presentOrganization, presentUser } from './presenters.ts';
+
+function presentSession(auth: AuthContext | null) {
+  if (!auth || auth.secondFactorPending) return { user: null, organization: null };
+  return {
+    user: presentUser(auth.user, auth.account, auth.restrictedTo),
+    organization: auth.organization ? presentOrganization(auth.organization) : null,
+  };
+}
+
+/**
+ * The organization a login starts in: the one used last if still reachable, else the only
+ * reachable one; with several and no history, the user chooses.
+ */
+async function startingOrganization(db: Db, user: UserRow): Promise<number | null> {
+  const scope = scopeOf(user, await userRestrictions(db, user.id));
+  if (user.last_organization_id !== null) {
+    const last = await findReachableOrganization(db, scope, user.last_organization_id);
+    if (last) return last.id;
+  }
+  const reachable = await listReachableOrganizations(db, scope, 2);
+  return reachable.length === 1 ? reachable[0]!.id : null;
+}
+
+export const authHandlers: Handlers = {
+  'user.whoami': async (_input, context) => presentSession(context.auth),
+
+  'auth.login': async ({ emailAddress, password }, context) => {
+    const { db, throttle } = context.deps;
+    const emailKey = `login:email:${emailAddress.toLowerCase()}`;
+    const ipKey = `login:ip:${context.request.ip}`;
+    if (await throttle.isLocked([emailKey, ipKey])) throw new AppError('too many attempts');
+    if (password.length > PASSWORD_MAX) throw new AppError('password too long');
+
+    const user = await findUserByEmail(db, emailAddress);
+    const valid = user ? await verifyPassword(user.password_hash, password) : await spendVerificationTime(password);
+    if (!user || !valid || !user.enabled) {
+      await throttle.recordFailure(emailKey, LOGIN_PER_EMAIL);
+      await throttle.recordFailure(ipKey, LOGIN_PER_IP);
+      await recordAudit(db, {
+        kind: 'login_failed',
+        email: emailAddress,
+        ip: context.request.ip,
+        userId: user?.id ?? null,
+        organizationId: null,
+      });
+      throw new AppError('wrong email or password');
+    }
+    await throttle.reset(emailKey);
+
+    const organizationId = await startingOrganization(db, user);
+    const totpRequired = user.totp_enabled_at !== null;
+    await context.endSession();
+    await context.startSession({ userId: user.id, organizationId, secondFactorPending: totpRequired });
+    await recordAudit(db, { kind: 'login', email: user.email, ip: context.request.ip, userId: user.id, organizationId });
+    return { ...presentSession(context.auth), totpRequired };
+  },
+
+  'auth.logout': async (_input, context) => {
+    const auth = context.auth;
+    if (auth) {
+      await recordAudit(context.deps.db, {
+        kind: 'logout',
+        email: auth.user.email,
+        ip: context.request.ip,
+        userId: auth.user.id,
+        organizationId: auth.organization?.id ?? null,
+      });
+    }
+    await context.endSession();
+    return {};
+  },
+
+  'auth.change_organization': async ({ organizationID }, context) => {
+    const auth = authOf(context);
+    const { db, sessions } = context.deps;
+    const organization = await findReachableOrganization(db, auth.scope, organizationID);
+    if (!organization) throw new AppError('not found');
+    await sessions.setOrganization(auth, organization.id);
+    await rememberOrganization(db, auth.user.id, organization.id);
+    return presentSession({ ...auth, organization });
+  },
+
+  'organization.list': async (_input, context) => {
+    const auth = authOf(context);
+    const organizations = await listReachableOrganizations(context.deps.db, auth.scope);
+    return { organizations: organizations.map(presentOrganization) };
+  },
+};

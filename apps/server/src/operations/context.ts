@@ -1,0 +1,52 @@
+import type { OperationName, OperationOutput, OperationParsedInput, Operations } from '@ukiyo/contract';
+import type { Logger } from 'pino';
+import type { AuthContext, SessionStore } from '../auth/session-store.ts';
+import type { Throttle } from '../auth/throttle.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import { AppError } from '../http/app-error.ts';
+
+/** What every handler may use; built once per process by createServerApp. */
+export interface ServerDeps {
+  config: Config;
+  db: Db;
+  sessions: SessionStore;
+  throttle: Throttle;
+  log: Logger;
+}
+
+export interface RequestInfo {
+  ip: string;
+  userAgent: string;
+}
+
+export interface OperationContext {
+  deps: ServerDeps;
+  /** The caller's session; null only reaches handlers of public operations. */
+  auth: AuthContext | null;
+  request: RequestInfo;
+  /** Starts a new session (a fresh id: never the one the browser came with) and sets its cookie. */
+  startSession(values: { userId: number; organizationId: number | null; secondFactorPending: boolean }): Promise<void>;
+  /** Destroys the current session, if any, and clears the cookie. */
+  endSession(): Promise<void>;
+}
+
+export type Handler<N extends OperationName> = (
+  input: OperationParsedInput<Operations[N]>,
+  context: OperationContext,
+) => Promise<OperationOutput<Operations[N]>>;
+
+export type Handlers = { [N in OperationName]?: Handler<N> };
+
+/** The session of an operation whose access level guarantees one (the dispatcher checked). */
+export function authOf(context: OperationContext): AuthContext {
+  if (!context.auth) throw new AppError('session is invalid');
+  return context.auth;
+}
+
+/** The current organization of an operation with access 'organization'. */
+export function organizationOf(context: OperationContext) {
+  const organization = authOf(context).organization;
+  if (!organization) throw new AppError('organization not selected');
+  return organization;
+}
