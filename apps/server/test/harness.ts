@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { API_VERSION } from '@ukiyo/contract';
+import { inject } from 'vitest';
+import { hashPassword } from '../src/auth/passwords.ts';
+import { createOrganization, createSakuraAccount } from '../src/db/repositories/organizations.ts';
+import { createUser, setUserRestrictions } from '../src/db/repositories/users.ts';
+import { createServerApp, createServerDeps, loadConfig, type Config, type ServerDeps } from '../src/index.ts';
+
+export interface TestServer {
+  deps: ServerDeps;
+  baseUrl: string;
+  /** Another listener over the same database with some configuration changed. */
+  withConfig(overrides: Partial<Config>): Promise<string>;
+}
+
+let shared: Promise<TestServer> | undefined;
+
+function listen(deps: ServerDeps): Promise<string> {
+  return new Promise((resolve) => {
+    const app = createServerApp(deps, { consoleDist: join(tmpdir(), 'ukiyo-no-console') });
+    serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
+      resolve(`http://127.0.0.1:${info.port}`),
+    );
+  });
+}
+
+/**
+ * One server per test worker, on a real listening socket over the real database (PGlite in a
+ * temporary DATA_DIR, or the run's PostgreSQL database). Test files share it, so each test
+ * creates its own organizations and users with unique names.
+ */
+export function testServer(): Promise<TestServer> {
+  shared ??= (async () => {
+    const databaseUrl = inject('testDatabaseUrl') || undefined;
+    const config = loadConfig({
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-it-')),
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      LOG_LEVEL: 'silent',
+    });
+    const { deps } = await createServerDeps(config);
+    const baseUrl = await listen(deps);
+    return {
+      deps,
+      baseUrl,
+      withConfig: (overrides) => listen({ ...deps, config: { ...deps.config, ...overrides } }),
+    };
+  })();
+  return shared;
+}
+
+export interface CallResult {
+  status: number;
+  body: Record<string, unknown> & { error?: string; invalids?: Record<string, string[]> };
+  headers: Headers;
+}
+
+/** A browser-like caller of the ui-api with its own cookie jar. */
+export class Client {
+  cookie = '';
+
+  constructor(readonly baseUrl: string) {}
+
+  async call(operation: string, body: unknown = {}, init: { headers?: Record<string, string> } = {}): Promise<CallResult> {
+    const response = await fetch(`${this.baseUrl}/.ui-api/${operation}?api-version=${API_VERSION}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Requested-With': 'XMLHttpRequest',
+        ...(this.cookie ? { Cookie: this.cookie } : {}),
+        ...init.headers,
+      },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    // As a browser does: the last Set-Cookie for the session cookie wins; an empty value clears it.
+    const latest = response.headers.getSetCookie().at(-1)?.split(';')[0];
+    if (latest !== undefined) this.cookie = latest.endsWith('=') ? '' : latest;
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : {}, headers: response.headers };
+  }
+
+  async login(emailAddress: string, password: string): Promise<CallResult> {
+    return this.call('auth.login', { emailAddress, password });
+  }
+}
+
+export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+export const PASSWORD = 'correct-horse-battery';
+let passwordHash: Promise<string> | undefined;
+
+/** An account with organizations and users in it, written straight through the repositories. */
+export async function createTenant(
+  deps: ServerDeps,
+  options: { organizations?: number; isLive?: boolean } = {},
+): Promise<{ accountId: number; organizationIds: number[]; memberCode: string }> {
+  const memberCode = unique('M').toUpperCase();
+  const accountId = await createSakuraAccount(deps.db, { memberCode, name: `Account ${memberCode}` });
+  const organizationIds: number[] = [];
+  for (let i = 0; i < (options.organizations ?? 1); i++) {
+    organizationIds.push(
+      await createOrganization(deps.db, {
+        accountId,
+        name: `Org ${i} of ${memberCode}`,
+        serviceCode: unique('svc'),
+        isLive: options.isLive ?? false,
+      }),
+    );
+  }
+  return { accountId, organizationIds, memberCode };
+}
+
+export async function createTestUser(
+  deps: ServerDeps,
+  options: { accountId: number | null; permission: number; activated?: boolean; restrictedTo?: number[]; enabled?: boolean },
+): Promise<{ userId: number; email: string }> {
+  passwordHash ??= hashPassword(PASSWORD);
+  const email = `${unique('user')}@example.com`;
+  const userId = await createUser(deps.db, {
+    email,
+    full_name: 'Test User',
+    password_hash: await passwordHash,
+    permission: options.permission,
+    enabled: options.enabled ?? true,
+    activated_at: options.activated === false ? null : new Date(),
+    sakura_account_id: options.accountId,
+  });
+  if (options.restrictedTo) await setUserRestrictions(deps.db, userId, options.restrictedTo);
+  return { userId, email };
+}
