@@ -97,6 +97,8 @@ describe('login, whoami, logout', () => {
 
     const anonymous = await client.call('user.whoami');
     expect(anonymous.body).toEqual({ user: null, organization: null });
+    expect(anonymous.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(anonymous.headers.get('x-frame-options')).toBe('DENY');
 
     const login = await client.login(user.email.toUpperCase(), PASSWORD);
     expect(login.status).toBe(200);
