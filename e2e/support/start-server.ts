@@ -1,0 +1,57 @@
+// Seeds a fresh embedded database for the browser tests, then runs the real server on it.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Permission } from '@ukiyo/contract';
+import { hashPassword } from '../../apps/server/src/auth/passwords.ts';
+import { createOrganization, createSakuraAccount } from '../../apps/server/src/db/repositories/organizations.ts';
+import { createUser, setUserRestrictions } from '../../apps/server/src/db/repositories/users.ts';
+import { bootstrapAdministrator, createServerDeps, ensureDemoOrganization, loadConfig } from '../../apps/server/src/index.ts';
+import { ADMIN, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
+
+Object.assign(process.env, {
+  DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-e2e-')),
+  HOST: '127.0.0.1',
+  BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+  BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+  DEMO: '1',
+  LOG_LEVEL: 'warn',
+});
+
+const config = loadConfig();
+const { deps, database } = await createServerDeps(config);
+await bootstrapAdministrator(deps.db, config);
+await ensureDemoOrganization(deps.db);
+const accountId = await createSakuraAccount(deps.db, { memberCode: STATS_ORG.memberCode, name: 'E2E Account' });
+const imageOrganization = await createOrganization(deps.db, {
+  accountId,
+  name: STATS_ORG.name,
+  serviceCode: STATS_ORG.serviceCode,
+});
+const liveOrganization = await createOrganization(deps.db, {
+  accountId,
+  name: 'E2E Live',
+  serviceCode: 'e2e-live',
+  isLive: true,
+});
+const statsUser = await createUser(deps.db, {
+  email: STATS_USER.email,
+  full_name: 'Statistics Only',
+  password_hash: await hashPassword(STATS_USER.password),
+  permission: Permission.statistics,
+  activated_at: new Date(),
+  sakura_account_id: accountId,
+});
+await setUserRestrictions(deps.db, statsUser, [imageOrganization]);
+const liveUser = await createUser(deps.db, {
+  email: LIVE_USER.email,
+  full_name: 'Live Operator',
+  password_hash: await hashPassword(LIVE_USER.password),
+  permission: Permission.channel | Permission.statistics,
+  activated_at: new Date(),
+  sakura_account_id: accountId,
+});
+await setUserRestrictions(deps.db, liveUser, [liveOrganization]);
+await database.close();
+
+await import('../../apps/server/src/main.ts');
