@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Starts `npm start`'s server process on a fresh DATA_DIR and waits until it answers. */
-export async function startServer(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
+export async function startServer(
+  env: Record<string, string>,
+): Promise<{ url: string; process: ChildProcess }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,

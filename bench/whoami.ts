@@ -7,7 +7,11 @@ const EMAIL = 'bench@example.com';
 const PASSWORD = 'bench-password-123';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
 
-const server = await startServer({ BOOTSTRAP_ADMIN_EMAIL: EMAIL, BOOTSTRAP_ADMIN_PASSWORD: PASSWORD, DEMO: '1' });
+const server = await startServer({
+  BOOTSTRAP_ADMIN_EMAIL: EMAIL,
+  BOOTSTRAP_ADMIN_PASSWORD: PASSWORD,
+  DEMO: '1',
+});
 try {
   const headers = { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest' };
   const login = await fetch(`${server.url}/.ui-api/auth.login?api-version=2.29`, {
@@ -28,7 +32,8 @@ try {
     });
   await run(3); // warm-up: JIT and caches
   const result = await run(DURATION_S);
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
   report(
     'whoami',
     {

@@ -4,9 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Permission } from '@ukiyo/contract';
 import { hashPassword } from '../../apps/server/src/auth/passwords.ts';
-import { createOrganization, createSakuraAccount } from '../../apps/server/src/db/repositories/organizations.ts';
+import {
+  createOrganization,
+  createSakuraAccount,
+} from '../../apps/server/src/db/repositories/organizations.ts';
 import { createUser, setUserRestrictions } from '../../apps/server/src/db/repositories/users.ts';
-import { bootstrapAdministrator, createServerDeps, ensureDemoOrganization, loadConfig } from '../../apps/server/src/index.ts';
+import {
+  bootstrapAdministrator,
+  createServerDeps,
+  ensureDemoOrganization,
+  loadConfig,
+} from '../../apps/server/src/index.ts';
 import { ADMIN, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
 
 Object.assign(process.env, {
@@ -22,7 +30,10 @@ const config = loadConfig();
 const { deps, database } = await createServerDeps(config);
 await bootstrapAdministrator(deps.db, config);
 await ensureDemoOrganization(deps.db);
-const accountId = await createSakuraAccount(deps.db, { memberCode: STATS_ORG.memberCode, name: 'E2E Account' });
+const accountId = await createSakuraAccount(deps.db, {
+  memberCode: STATS_ORG.memberCode,
+  name: 'E2E Account',
+});
 const imageOrganization = await createOrganization(deps.db, {
   accountId,
   name: STATS_ORG.name,

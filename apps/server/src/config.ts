@@ -26,6 +26,8 @@ const ConfigSchema = z.object({
   BOOTSTRAP_ADMIN_PASSWORD: z.string().optional(),
   ALLOW_PRIVATE_ORIGINS: flag,
   SMTP_URL: optionalUrl,
+  /** base64 of 32 bytes: encrypts secrets at rest. Unset: generated once in DATA_DIR/secret.key. */
+  SECRET_KEY: z.string().optional(),
   MAIL_FROM: z.string().default('Ukiyo <no-reply@ukiyo.localhost>'),
   DEMO: flag,
   /** The console's public address when behind a proxy (cookie Secure flag, CSRF origin check). */

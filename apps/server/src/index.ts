@@ -2,6 +2,8 @@ import pino from 'pino';
 import { SessionStore } from './auth/session-store.ts';
 import { Throttle } from './auth/throttle.ts';
 import type { Config } from './config.ts';
+import { SecretBox } from './crypto/secret-box.ts';
+import { Mailer } from './mail/mailer.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import type { ServerDeps } from './operations/context.ts';
@@ -12,7 +14,9 @@ export { bootstrapAdministrator, ensureDemoOrganization } from './services/boots
 export type { ServerDeps } from './operations/context.ts';
 
 /** Opens and migrates the database and builds what every handler shares. */
-export async function createServerDeps(config: Config): Promise<{ deps: ServerDeps; database: DatabaseHandle }> {
+export async function createServerDeps(
+  config: Config,
+): Promise<{ deps: ServerDeps; database: DatabaseHandle }> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   await migrateToLatest(database.db);
   const log = pino({ level: config.LOG_LEVEL, base: { app: 'server' } });
@@ -20,5 +24,14 @@ export async function createServerDeps(config: Config): Promise<{ deps: ServerDe
     idleMs: config.SESSION_IDLE_MINUTES * 60_000,
     absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
   });
-  return { deps: { config, db: database.db, sessions, throttle: new Throttle(database.db), log }, database };
+  const deps: ServerDeps = {
+    config,
+    db: database.db,
+    sessions,
+    throttle: new Throttle(database.db),
+    secrets: SecretBox.load({ secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR }),
+    mailer: new Mailer(database.db, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
+    log,
+  };
+  return { deps, database };
 }

@@ -1,6 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { bootstrapAdministrator, createServerApp, createServerDeps, ensureDemoOrganization, loadConfig } from './index.ts';
+import {
+  bootstrapAdministrator,
+  createServerApp,
+  createServerDeps,
+  ensureDemoOrganization,
+  loadConfig,
+} from './index.ts';
 
 const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url));
 const SESSION_SWEEP_MS = 10 * 60_000;
@@ -13,9 +19,15 @@ if (config.DEMO) await ensureDemoOrganization(deps.db);
 const app = createServerApp(deps, { consoleDist: CONSOLE_DIST });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   const url = config.PUBLIC_URL ?? `http://localhost:${info.port}/`;
-  const lines = [`Ukiyo console: ${url}`, `  database: ${database.kind === 'pglite' ? `embedded (${config.DATA_DIR})` : 'PostgreSQL'}`];
+  const lines = [
+    `Ukiyo console: ${url}`,
+    `  database: ${database.kind === 'pglite' ? `embedded (${config.DATA_DIR})` : 'PostgreSQL'}`,
+  ];
   if (admin?.generatedPassword) {
-    lines.push(`  first administrator: ${admin.email}`, `  password (shown once): ${admin.generatedPassword}`);
+    lines.push(
+      `  first administrator: ${admin.email}`,
+      `  password (shown once): ${admin.generatedPassword}`,
+    );
   } else if (admin) {
     lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
   }
@@ -23,7 +35,9 @@ const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOS
 });
 
 const sweep = setInterval(() => {
-  deps.sessions.deleteExpired().catch((error: unknown) => deps.log.warn({ err: error }, 'session sweep failed'));
+  deps.sessions
+    .deleteExpired()
+    .catch((error: unknown) => deps.log.warn({ err: error }, 'session sweep failed'));
 }, SESSION_SWEEP_MS);
 sweep.unref();
 

@@ -65,7 +65,11 @@ export class Client {
 
   constructor(readonly baseUrl: string) {}
 
-  async call(operation: string, body: unknown = {}, init: { headers?: Record<string, string> } = {}): Promise<CallResult> {
+  async call(
+    operation: string,
+    body: unknown = {},
+    init: { headers?: Record<string, string> } = {},
+  ): Promise<CallResult> {
     const response = await fetch(`${this.baseUrl}/.ui-api/${operation}?api-version=${API_VERSION}`, {
       method: 'POST',
       headers: {
@@ -116,7 +120,13 @@ export async function createTenant(
 
 export async function createTestUser(
   deps: ServerDeps,
-  options: { accountId: number | null; permission: number; activated?: boolean; restrictedTo?: number[]; enabled?: boolean },
+  options: {
+    accountId: number | null;
+    permission: number;
+    activated?: boolean;
+    restrictedTo?: number[];
+    enabled?: boolean;
+  },
 ): Promise<{ userId: number; email: string }> {
   passwordHash ??= hashPassword(PASSWORD);
   const email = `${unique('user')}@example.com`;

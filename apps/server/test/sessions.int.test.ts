@@ -12,9 +12,16 @@ const MINUTE = 60_000;
 
 async function storeWithClock() {
   const clock = { now: Date.now() };
-  const store = new SessionStore(server.deps.db, { idleMs: 30 * MINUTE, absoluteMs: 8 * 60 * MINUTE }, () => clock.now);
+  const store = new SessionStore(
+    server.deps.db,
+    { idleMs: 30 * MINUTE, absoluteMs: 8 * 60 * MINUTE },
+    () => clock.now,
+  );
   const tenant = await createTenant(server.deps);
-  const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+  const user = await createTestUser(server.deps, {
+    accountId: tenant.accountId,
+    permission: ALL_MEMBER_PERMISSIONS,
+  });
   const session = await store.create({
     userId: user.userId,
     organizationId: tenant.organizationIds[0]!,

@@ -1,4 +1,10 @@
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, API_VERSION, operations, Permission } from '@ukiyo/contract';
+import {
+  ALL_MEMBER_PERMISSIONS,
+  ALL_PERMISSIONS,
+  API_VERSION,
+  operations,
+  Permission,
+} from '@ukiyo/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Client, createTenant, createTestUser, PASSWORD, testServer, type TestServer } from './harness.ts';
 
@@ -9,7 +15,7 @@ beforeAll(async () => {
 
 async function raw(path: string, init: RequestInit = {}) {
   const response = await fetch(`${server.baseUrl}${path}`, init);
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as { error?: string } };
 }
 
 const XHR = { 'X-Requested-With': 'XMLHttpRequest', 'Content-Type': 'application/json' };
@@ -23,7 +29,10 @@ describe('dispatcher transport rules', () => {
   });
 
   it('refuses a missing X-Requested-With header', async () => {
-    const result = await raw(`/.ui-api/user.whoami?api-version=${API_VERSION}`, { method: 'POST', body: '{}' });
+    const result = await raw(`/.ui-api/user.whoami?api-version=${API_VERSION}`, {
+      method: 'POST',
+      body: '{}',
+    });
     expect(result).toEqual({ status: 400, body: { error: 'missing X-Requested-With header' } });
   });
 
@@ -42,9 +51,15 @@ describe('dispatcher transport rules', () => {
     expect(version).toEqual({ status: 400, body: { error: 'unsupported api version' } });
     const missing = await raw('/.ui-api/user.whoami', { method: 'POST', headers: XHR });
     expect(missing.status).toBe(400);
-    const unknown = await raw(`/.ui-api/user.nothing?api-version=${API_VERSION}`, { method: 'POST', headers: XHR });
+    const unknown = await raw(`/.ui-api/user.nothing?api-version=${API_VERSION}`, {
+      method: 'POST',
+      headers: XHR,
+    });
     expect(unknown).toEqual({ status: 404, body: { error: 'unknown operation' } });
-    const proto = await raw(`/.ui-api/__proto__?api-version=${API_VERSION}`, { method: 'POST', headers: XHR });
+    const proto = await raw(`/.ui-api/__proto__?api-version=${API_VERSION}`, {
+      method: 'POST',
+      headers: XHR,
+    });
     expect(proto.body.error).toBe('unknown operation');
   });
 
@@ -59,15 +74,24 @@ describe('dispatcher transport rules', () => {
       invalids: { emailAddress: ['validation.email'], password: ['validation.required'] },
     });
     const wrongShape = await client.call('auth.login', '[1,2]');
-    expect(wrongShape.body).toEqual({ error: 'validation error', invalids: { root: ['validation.invalid'] } });
+    expect(wrongShape.body).toEqual({
+      error: 'validation error',
+      invalids: { root: ['validation.invalid'] },
+    });
     const missing = await client.call('auth.login', {});
-    expect(missing.body.invalids).toEqual({ emailAddress: ['validation.required'], password: ['validation.required'] });
+    expect(missing.body.invalids).toEqual({
+      emailAddress: ['validation.required'],
+      password: ['validation.required'],
+    });
   });
 
   it('never answers 500 to any operation called with junk', async () => {
     const client = new Client(server.baseUrl);
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     await client.login(user.email, PASSWORD);
     for (const name of Object.keys(operations)) {
       if (name === 'auth.logout') continue;
@@ -92,7 +116,10 @@ describe('dispatcher transport rules', () => {
 describe('login, whoami, logout', () => {
   it('logs in with a HttpOnly SameSite=Lax cookie, answers whoami, and logout destroys the session', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
 
     const anonymous = await client.call('user.whoami');
@@ -114,7 +141,10 @@ describe('login, whoami, logout', () => {
     expect(JSON.stringify(login.body)).not.toMatch(/password|hash/i);
 
     const whoami = await client.call('user.whoami');
-    expect(whoami.body).toMatchObject({ user: { userID: user.userId }, organization: { organizationID: tenant.organizationIds[0] } });
+    expect(whoami.body).toMatchObject({
+      user: { userID: user.userId },
+      organization: { organizationID: tenant.organizationIds[0] },
+    });
 
     const stolen = client.cookie;
     expect((await client.call('auth.logout')).status).toBe(200);
@@ -126,7 +156,10 @@ describe('login, whoami, logout', () => {
 
   it('rotates the session id at login: the cookie the browser came with is destroyed', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     await client.login(user.email, PASSWORD);
     const first = client.cookie;
@@ -140,7 +173,10 @@ describe('login, whoami, logout', () => {
 
   it('sets Secure behind an HTTPS proxy', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const proxied = new Client(await server.withConfig({ TRUST_PROXY: true }));
     const login = await proxied.call(
       'auth.login',
@@ -152,7 +188,10 @@ describe('login, whoami, logout', () => {
 
   it('gives a wrong e-mail and a wrong password the same answer, and long passwords their own', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     const wrongPassword = await client.login(user.email, 'not-the-password');
     const wrongEmail = await client.login('nobody-here@example.com', PASSWORD);
@@ -164,24 +203,42 @@ describe('login, whoami, logout', () => {
 
   it('refuses a disabled user like a wrong password', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS, enabled: false });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+      enabled: false,
+    });
     const result = await new Client(server.baseUrl).login(user.email, PASSWORD);
     expect(result.body).toEqual({ error: 'wrong email or password' });
   });
 
   it('throttles an e-mail address after repeated failures, even with the right password', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
-    const other = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
+    const other = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(await server.withConfig({ TRUST_PROXY: true }));
     const from = { headers: { 'X-Forwarded-For': `198.51.100.${Math.floor(Math.random() * 200)}` } };
     for (let i = 0; i < 5; i++) {
-      const failed = await client.call('auth.login', { emailAddress: user.email, password: 'wrong-password' }, from);
+      const failed = await client.call(
+        'auth.login',
+        { emailAddress: user.email, password: 'wrong-password' },
+        from,
+      );
       expect(failed.body.error).toBe('wrong email or password');
     }
     const locked = await client.call('auth.login', { emailAddress: user.email, password: PASSWORD }, from);
     expect(locked).toMatchObject({ status: 429, body: { error: 'too many attempts' } });
-    const unaffected = await client.call('auth.login', { emailAddress: other.email, password: PASSWORD }, from);
+    const unaffected = await client.call(
+      'auth.login',
+      { emailAddress: other.email, password: PASSWORD },
+      from,
+    );
     expect(unaffected.status).toBe(200);
   });
 
@@ -190,7 +247,9 @@ describe('login, whoami, logout', () => {
     const from = { headers: { 'X-Forwarded-For': '192.0.2.77' } };
     let last = 0;
     for (let i = 0; i < 31; i++) {
-      last = (await client.call('auth.login', { emailAddress: `spray${i}@example.com`, password: 'guess' }, from)).status;
+      last = (
+        await client.call('auth.login', { emailAddress: `spray${i}@example.com`, password: 'guess' }, from)
+      ).status;
     }
     expect(last).toBe(429);
   });
@@ -200,7 +259,10 @@ describe('organizations and tenancy', () => {
   it('lists only the organizations of the user’s own account', async () => {
     const a = await createTenant(server.deps, { organizations: 2 });
     const b = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: a.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: a.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     const login = await client.login(user.email, PASSWORD);
     expect(login.body.organization).toBeNull();
@@ -213,14 +275,19 @@ describe('organizations and tenancy', () => {
   it('changes to a reachable organization, never to a foreign one', async () => {
     const a = await createTenant(server.deps, { organizations: 2 });
     const b = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: a.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: a.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     await client.login(user.email, PASSWORD);
     const foreign = await client.call('auth.change_organization', { organizationID: b.organizationIds[0] });
     expect(foreign).toMatchObject({ status: 404, body: { error: 'not found' } });
     const own = await client.call('auth.change_organization', { organizationID: a.organizationIds[1] });
     expect(own.body).toMatchObject({ organization: { organizationID: a.organizationIds[1] } });
-    expect((await client.call('user.whoami')).body).toMatchObject({ organization: { organizationID: a.organizationIds[1] } });
+    expect((await client.call('user.whoami')).body).toMatchObject({
+      organization: { organizationID: a.organizationIds[1] },
+    });
 
     // The next login starts in the organization used last.
     const again = new Client(server.baseUrl);
@@ -254,32 +321,50 @@ describe('organizations and tenancy', () => {
     const list = await client.call('organization.list');
     const ids = (list.body.organizations as { organizationID: number }[]).map((o) => o.organizationID);
     expect(ids).toEqual(expect.arrayContaining([a.organizationIds[0], b.organizationIds[0]]));
-    expect((await client.call('auth.change_organization', { organizationID: b.organizationIds[0] })).status).toBe(200);
+    expect(
+      (await client.call('auth.change_organization', { organizationID: b.organizationIds[0] })).status,
+    ).toBe(200);
   });
 });
 
 describe('access rules from the contract', () => {
   it('sends a user who is not activated to activation, but answers whoami', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS, activated: false });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+      activated: false,
+    });
     const client = new Client(server.baseUrl);
     expect((await client.login(user.email, PASSWORD)).status).toBe(200);
     expect((await client.call('user.whoami')).body).toMatchObject({ user: { activatedAt: null } });
-    expect(await client.call('organization.list')).toMatchObject({ status: 412, body: { error: 'not activated' } });
+    expect(await client.call('organization.list')).toMatchObject({
+      status: 412,
+      body: { error: 'not activated' },
+    });
   });
 
   it('refuses operations needing a permission bit the user lacks', async () => {
     const tenant = await createTenant(server.deps);
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: Permission.statistics });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: Permission.statistics,
+    });
     const client = new Client(server.baseUrl);
     await client.login(user.email, PASSWORD);
-    expect(await client.call('origin.list')).toMatchObject({ status: 404, body: { error: 'not enough permission' } });
+    expect(await client.call('origin.list')).toMatchObject({
+      status: 404,
+      body: { error: 'not enough permission' },
+    });
     expect((await client.call('admin.list_organizations')).body.error).toBe('not enough permission');
   });
 
   it('refuses image operations in a live organization', async () => {
     const tenant = await createTenant(server.deps, { isLive: true });
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     await client.login(user.email, PASSWORD);
     expect((await client.call('origin.list')).body.error).toBe('image not available');
@@ -287,7 +372,10 @@ describe('access rules from the contract', () => {
 
   it('needs a current organization for organization operations', async () => {
     const tenant = await createTenant(server.deps, { organizations: 2 });
-    const user = await createTestUser(server.deps, { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS });
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(server.baseUrl);
     await client.login(user.email, PASSWORD);
     expect(await client.call('organization.plan_features')).toMatchObject({

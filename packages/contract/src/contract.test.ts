@@ -19,11 +19,32 @@ describe('operations', () => {
 
   it('declares every call of console-spec section 7', () => {
     const section7 = [
-      'auth.login', 'auth.logout', 'auth.change_organization', 'user.whoami', 'admin.list_organizations',
-      'admin.register', 'organization.list', 'organization.plan_features', 'organization.change_plan', 'user.update',
-      'user.add', 'user.set_enabled', 'user.update_password', 'user.mail', 'user.info', 'user.list', 'origin.list',
-      'origin.list_minimum', 'origin.add', 'origin.update', 'origin.delete', 'origin.upload_tls_certificate',
-      'statistics.origins', 'auth_token.list', 'auth_token.add', 'auth_token.disable',
+      'auth.login',
+      'auth.logout',
+      'auth.change_organization',
+      'user.whoami',
+      'admin.list_organizations',
+      'admin.register',
+      'organization.list',
+      'organization.plan_features',
+      'organization.change_plan',
+      'user.update',
+      'user.add',
+      'user.set_enabled',
+      'user.update_password',
+      'user.mail',
+      'user.info',
+      'user.list',
+      'origin.list',
+      'origin.list_minimum',
+      'origin.add',
+      'origin.update',
+      'origin.delete',
+      'origin.upload_tls_certificate',
+      'statistics.origins',
+      'auth_token.list',
+      'auth_token.add',
+      'auth_token.disable',
     ];
     for (const name of section7) expect(operations).toHaveProperty([name]);
   });
@@ -33,24 +54,36 @@ describe('validation messages', () => {
   it('uses the spec’s keys for required, e-mail and length', () => {
     const login = operations['auth.login'].input;
     expect(messagesOf(login.safeParse({}))).toEqual(['validation.required', 'validation.required']);
-    expect(messagesOf(login.safeParse({ emailAddress: 'a@b.c', password: 'x' }))).toEqual(['validation.email']);
+    expect(messagesOf(login.safeParse({ emailAddress: 'a@b.c', password: 'x' }))).toEqual([
+      'validation.email',
+    ]);
     expect(login.safeParse({ emailAddress: 'a.b+c@example.co.jp', password: 'x' }).success).toBe(true);
     const add = operations['user.add'].input;
-    const tooLong = add.safeParse({ user: { emailAddress: 'a@ex.com', fullName: 'x', permission: 0 }, password: 'p'.repeat(129) });
+    const tooLong = add.safeParse({
+      user: { emailAddress: 'a@ex.com', fullName: 'x', permission: 0 },
+      password: 'p'.repeat(129),
+    });
     expect(messagesOf(tooLong)).toContain('validation.maxLength|n=128');
   });
 
   it('validates origins: host names, cache bounds, rewrite host, duplicate patterns, empty parameters', () => {
-    const base = { kind: 0, config: { scheme: 'https', host: 'images.example.com', pathPrefix: '/p', rewriteHost: '' } };
+    const base = {
+      kind: 0,
+      config: { scheme: 'https', host: 'images.example.com', pathPrefix: '/p', rewriteHost: '' },
+    };
     const ok = OriginInput.safeParse(base);
     expect(ok.success && ok.data.config.pathPrefix).toBe('p');
-    expect(messagesOf(OriginInput.safeParse({ ...base, config: { ...base.config, host: 'bad host' } }))).toEqual(['validation.host']);
+    expect(
+      messagesOf(OriginInput.safeParse({ ...base, config: { ...base.config, host: 'bad host' } })),
+    ).toEqual(['validation.host']);
     expect(messagesOf(OriginInput.safeParse({ ...base, defaultCache: 2147483648 }))).toEqual([
       'validation.between|min=0&max=2147483647',
     ]);
-    expect(messagesOf(OriginInput.safeParse({ ...base, config: { ...base.config, rewriteHost: 'h'.repeat(260) } }))).toEqual([
-      'validation.maxLength|n=259',
-    ]);
+    expect(
+      messagesOf(
+        OriginInput.safeParse({ ...base, config: { ...base.config, rewriteHost: 'h'.repeat(260) } }),
+      ),
+    ).toEqual(['validation.maxLength|n=259']);
     const rules = [
       { pattern: '/a', parameter: 'w=100' },
       { pattern: 'a', parameter: ' ' },
@@ -59,8 +92,12 @@ describe('validation messages', () => {
       'validation.required',
       'validation.duplicate',
     ]);
-    expect(messagesOf(OriginInput.safeParse({ ...base, enableSignedUrl: true }))).toEqual(['validation.required']);
-    expect(messagesOf(OriginInput.safeParse({ ...base, signingSecret: 'あ' }))).toEqual(['validation.printableAscii']);
+    expect(messagesOf(OriginInput.safeParse({ ...base, enableSignedUrl: true }))).toEqual([
+      'validation.required',
+    ]);
+    expect(messagesOf(OriginInput.safeParse({ ...base, signingSecret: 'あ' }))).toEqual([
+      'validation.printableAscii',
+    ]);
   });
 });
 

@@ -31,6 +31,8 @@ export const PlanFeatures = z.object({
   userLimit: z.number().nullable(),
   supportEmail: z.boolean(),
   customDomain: z.boolean(),
+  /** S3 (non-HTTP) origins; beyond the spec's four features, for its 'non-HTTP origin' refusal. */
+  s3Origins: z.boolean(),
 });
 
 export const Restriction = z.object({

@@ -3,7 +3,12 @@ export * from './errors.ts';
 export * from './messages.ts';
 export * from './operation.ts';
 export * from './operations/index.ts';
-export { HttpConfigInput, OriginInput, S3ConfigInput, ConversionParameterInput } from './operations/origin.ts';
+export {
+  HttpConfigInput,
+  OriginInput,
+  S3ConfigInput,
+  ConversionParameterInput,
+} from './operations/origin.ts';
 export { NewUserInput, OrganizationInput } from './operations/organization.ts';
 export * from './permissions.ts';
 export * from './plans.ts';

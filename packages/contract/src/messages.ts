@@ -11,8 +11,14 @@ export interface MessageText {
 export const MESSAGES = {
   // Validation (console-spec section 5)
   'validation.required': { ja: '必須項目です', en: 'required' },
-  'validation.maxLength': { ja: '{{n}}文字以下で入力してください', en: 'input equals or less than {{n}} letters' },
-  'validation.minLength': { ja: '{{n}}文字以上で入力してください', en: 'input equals or more than {{n}} letters' },
+  'validation.maxLength': {
+    ja: '{{n}}文字以下で入力してください',
+    en: 'input equals or less than {{n}} letters',
+  },
+  'validation.minLength': {
+    ja: '{{n}}文字以上で入力してください',
+    en: 'input equals or more than {{n}} letters',
+  },
   'validation.maxLines': { ja: '{{n}}行以下で入力してください', en: 'input equals or less than {{n}} lines' },
   'validation.numeric': { ja: '数値を入力してください', en: 'input numeric value' },
   'validation.between': {
@@ -39,6 +45,10 @@ export const MESSAGES = {
   'validation.cidr': {
     ja: 'IPアドレスまたはCIDRを1行に1つ入力してください',
     en: 'enter one IP address or CIDR per line',
+  },
+  'validation.permissionNotHeld': {
+    ja: '自分が持っていない権限は付与できません',
+    en: 'you can grant only permissions you hold',
   },
   'validation.agreement': {
     ja: '個人情報の取り扱いへの同意が必要です',
@@ -96,8 +106,14 @@ export const MESSAGES = {
   },
   'error.wrongOldPassword': { ja: '現在のパスワードが正しくありません', en: 'the old password is wrong' },
   'error.passwordIncorrect': { ja: 'パスワードが正しくありません', en: 'password is incorrect' },
-  'error.domainInUse': { ja: 'このドメイン名はすでに使用されています', en: 'This domain name is already in use' },
-  'error.customDomainRequired': { ja: '独自ドメインを指定してください', en: 'Please specify a custom domain' },
+  'error.domainInUse': {
+    ja: 'このドメイン名はすでに使用されています',
+    en: 'This domain name is already in use',
+  },
+  'error.customDomainRequired': {
+    ja: '独自ドメインを指定してください',
+    en: 'Please specify a custom domain',
+  },
   'error.originNotFound': {
     ja: 'オリジン(ID: {{id}})が見つかりませんでした',
     en: 'Origin could not be found (ID: {{id}})',
@@ -138,6 +154,17 @@ export const MESSAGES = {
   'error.notImplemented': {
     ja: 'この機能はまだ提供されていません',
     en: 'this function is not available yet',
+  },
+  // Mail (subjects and bodies; both languages in one mail, Japanese first)
+  'mail.activation.subject': { ja: '[Ukiyo] アカウントの有効化', en: '[Ukiyo] Activate your account' },
+  'mail.activation.body': {
+    ja: '{{email}} 様\n\nUkiyo のアカウントが作成されました。次のリンクからアカウントを有効化してください（{{days}}日間有効）。\n{{url}}',
+    en: 'Hello {{email}},\n\nAn Ukiyo account was created for you. Activate it with this link (valid for {{days}} days):\n{{url}}',
+  },
+  'mail.reset.subject': { ja: '[Ukiyo] パスワードの再設定', en: '[Ukiyo] Reset your password' },
+  'mail.reset.body': {
+    ja: 'パスワード再設定の依頼を受け付けました。次のリンクから新しいパスワードを設定してください（{{minutes}}分間有効、1回のみ使用可能）。\n{{url}}\n\n心当たりがない場合はこのメールを破棄してください。',
+    en: 'We received a request to reset your password. Set a new one with this link (valid for {{minutes}} minutes, usable once):\n{{url}}\n\nIf you did not ask for this, ignore this mail.',
   },
   'limit.imageNotAvailable': {
     ja: 'このアカウントでは画像変換をご利用いただけません',

@@ -28,6 +28,7 @@ export const DEFAULT_PLAN_FEATURES: PlanFeatureSet = {
   userLimit: 1,
   supportEmail: false,
   customDomain: false,
+  s3Origins: false,
 };
 
 /**
@@ -35,10 +36,10 @@ export const DEFAULT_PLAN_FEATURES: PlanFeatureSet = {
  * docs/plans.md: each step up lifts the limits a growing team hits first.
  */
 export const PLAN_FEATURES: Record<PlanNumber, PlanFeatureSet> = {
-  1: { originLimit: 1, userLimit: 3, supportEmail: false, customDomain: false },
-  2: { originLimit: 5, userLimit: 10, supportEmail: true, customDomain: false },
-  3: { originLimit: 20, userLimit: 30, supportEmail: true, customDomain: true },
-  4: { originLimit: 1000, userLimit: null, supportEmail: true, customDomain: true },
+  1: { originLimit: 1, userLimit: 3, supportEmail: false, customDomain: false, s3Origins: false },
+  2: { originLimit: 5, userLimit: 10, supportEmail: true, customDomain: false, s3Origins: true },
+  3: { originLimit: 20, userLimit: 30, supportEmail: true, customDomain: true, s3Origins: true },
+  4: { originLimit: 1000, userLimit: null, supportEmail: true, customDomain: true, s3Origins: true },
 };
 
 export function planFeatures(plan: number | null | undefined): PlanFeatureSet {

@@ -96,7 +96,11 @@ export class SessionStore {
     }
     if (now - entry.lastSeenAt > TOUCH_INTERVAL_MS) {
       entry.lastSeenAt = now;
-      await this.db.updateTable('sessions').set({ last_seen_at: new Date(now) }).where('id_hash', '=', hash).execute();
+      await this.db
+        .updateTable('sessions')
+        .set({ last_seen_at: new Date(now) })
+        .where('id_hash', '=', hash)
+        .execute();
     }
     return entry.context;
   }
@@ -167,7 +171,11 @@ export class SessionStore {
   }
 
   private async load(hash: string, now: number): Promise<CachedSession | undefined> {
-    const session = await this.db.selectFrom('sessions').selectAll().where('id_hash', '=', hash).executeTakeFirst();
+    const session = await this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id_hash', '=', hash)
+      .executeTakeFirst();
     if (!session) return undefined;
     const user = await findUserById(this.db, session.user_id);
     if (!user || !user.enabled) return undefined;

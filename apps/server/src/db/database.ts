@@ -18,7 +18,10 @@ export interface DatabaseHandle {
 }
 
 /** PostgreSQL when a URL is given, else embedded PGlite under `{dataDir}/pg`. */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: {
+  databaseUrl?: string;
+  dataDir: string;
+}): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     // A dropped connection must not crash the process: the pool replaces it.

@@ -14,3 +14,14 @@ export class AppError extends Error {
 export function invalid(field: string, ...messages: string[]): AppError {
   return new AppError('validation error', { invalids: { [field]: messages } });
 }
+
+/** Runs a write; a unique-key violation (a race past the pre-check) becomes `refusal`. */
+export async function uniqueOr<T>(refusal: AppError, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === '23505')
+      throw refusal;
+    throw error;
+  }
+}

@@ -4,11 +4,20 @@ import { z } from 'zod';
 import type { AuthContext } from '../auth/session-store.ts';
 import { accessRefusal, invalidsOf } from './ui-api.ts';
 
-function auth(values: { permission: number; activated?: boolean; organization?: 'image' | 'live' | null; pending?: boolean }) {
+function auth(values: {
+  permission: number;
+  activated?: boolean;
+  organization?: 'image' | 'live' | null;
+  pending?: boolean;
+}) {
   return {
     sessionHash: 'h',
     secondFactorPending: values.pending ?? false,
-    user: { id: 1, permission: values.permission, activated_at: values.activated === false ? null : new Date() },
+    user: {
+      id: 1,
+      permission: values.permission,
+      activated_at: values.activated === false ? null : new Date(),
+    },
     organization: values.organization === null ? null : { id: 1, is_live: values.organization === 'live' },
   } as unknown as AuthContext;
 }
@@ -24,7 +33,9 @@ describe('accessRefusal', () => {
 
   it('needs a completed session for everything else', () => {
     expect(refusalOf('organization.list', null)).toBe('session is invalid');
-    expect(refusalOf('organization.list', auth({ permission: 126, pending: true }))).toBe('session is invalid');
+    expect(refusalOf('organization.list', auth({ permission: 126, pending: true }))).toBe(
+      'session is invalid',
+    );
   });
 
   it('lets a user who is not activated only reach session operations', () => {
@@ -34,16 +45,22 @@ describe('accessRefusal', () => {
   });
 
   it('needs a current organization, permission bits and the right kind of organization', () => {
-    expect(refusalOf('origin.list', auth({ permission: 126, organization: null }))).toBe('organization not selected');
+    expect(refusalOf('origin.list', auth({ permission: 126, organization: null }))).toBe(
+      'organization not selected',
+    );
     expect(refusalOf('origin.list', auth({ permission: Permission.cache }))).toBe('not enough permission');
     expect(refusalOf('origin.list', auth({ permission: Permission.origin }))).toBeUndefined();
-    expect(refusalOf('origin.list', auth({ permission: 126, organization: 'live' }))).toBe('image not available');
+    expect(refusalOf('origin.list', auth({ permission: 126, organization: 'live' }))).toBe(
+      'image not available',
+    );
     expect(refusalOf('channel.list', auth({ permission: 126 }))).toBe('live streaming not available');
   });
 
   it('lets administrators pass every permission check but not the organization kind', () => {
     expect(refusalOf('admin.register', auth({ permission: 126 }))).toBe('not enough permission');
-    expect(refusalOf('admin.register', auth({ permission: Permission.admin, organization: null }))).toBeUndefined();
+    expect(
+      refusalOf('admin.register', auth({ permission: Permission.admin, organization: null })),
+    ).toBeUndefined();
     expect(refusalOf('user.list', auth({ permission: Permission.admin }))).toBeUndefined();
   });
 
@@ -61,9 +78,15 @@ describe('accessRefusal', () => {
 
 describe('invalidsOf', () => {
   it('joins nested paths and keeps message keys, replacing zod defaults by validation.invalid', () => {
-    const schema = z.object({ a: z.object({ b: z.array(z.string().min(2, 'validation.minLength|n=2')) }), c: z.number() });
+    const schema = z.object({
+      a: z.object({ b: z.array(z.string().min(2, 'validation.minLength|n=2')) }),
+      c: z.number(),
+    });
     const result = schema.safeParse({ a: { b: ['x'] }, c: 'nope' });
     expect(result.success).toBe(false);
-    expect(invalidsOf(result.error!)).toEqual({ 'a.b.0': ['validation.minLength|n=2'], c: ['validation.invalid'] });
+    expect(invalidsOf(result.error!)).toEqual({
+      'a.b.0': ['validation.minLength|n=2'],
+      c: ['validation.invalid'],
+    });
   });
 });

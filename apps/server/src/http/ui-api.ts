@@ -49,7 +49,8 @@ export function accessRefusal(operation: Operation, auth: AuthContext | null): A
   if (operation.access === 'activated') return undefined;
   if (!organization) return new AppError('organization not selected');
   if (!hasPermission(user.permission, operation.permission)) return new AppError('not enough permission');
-  if (operation.organizationKind === 'image' && organization.is_live) return new AppError('image not available');
+  if (operation.organizationKind === 'image' && organization.is_live)
+    return new AppError('image not available');
   if (operation.organizationKind === 'live' && !organization.is_live) {
     return new AppError('live streaming not available');
   }

@@ -4,11 +4,13 @@ import { spendVerificationTime, verifyPassword } from '../auth/passwords.ts';
 import type { AuthContext } from '../auth/session-store.ts';
 import { recordAudit } from '../db/repositories/audit.ts';
 import type { Db } from '../db/database.ts';
+import { findReachableOrganization, listReachableOrganizations } from '../db/repositories/organizations.ts';
 import {
-  findReachableOrganization,
-  listReachableOrganizations,
-} from '../db/repositories/organizations.ts';
-import { findUserByEmail, rememberOrganization, scopeOf, userRestrictions } from '../db/repositories/users.ts';
+  findUserByEmail,
+  rememberOrganization,
+  scopeOf,
+  userRestrictions,
+} from '../db/repositories/users.ts';
 import type { UserRow } from '../db/tables.ts';
 import { AppError } from '../http/app-error.ts';
 import { authOf, type Handlers } from './context.ts';
@@ -24,7 +26,8 @@ function presentSession(auth: AuthContext | null) {
 
 /**
  * The organization a login starts in: the one used last if still reachable, else the only
- * reachable one; with several and no history, the user chooses.
+ * reachable one; with several and no history a member chooses, while an administrator (who
+ * reaches them all and lands on the origin list) starts in the first.
  */
 async function startingOrganization(db: Db, user: UserRow): Promise<number | null> {
   const scope = scopeOf(user, await userRestrictions(db, user.id));
@@ -33,7 +36,7 @@ async function startingOrganization(db: Db, user: UserRow): Promise<number | nul
     if (last) return last.id;
   }
   const reachable = await listReachableOrganizations(db, scope, 2);
-  return reachable.length === 1 ? reachable[0]!.id : null;
+  return reachable.length === 1 || (scope.isAdmin && reachable.length > 0) ? reachable[0]!.id : null;
 }
 
 export const authHandlers: Handlers = {
@@ -47,7 +50,9 @@ export const authHandlers: Handlers = {
     if (password.length > PASSWORD_MAX) throw new AppError('password too long');
 
     const user = await findUserByEmail(db, emailAddress);
-    const valid = user ? await verifyPassword(user.password_hash, password) : await spendVerificationTime(password);
+    const valid = user
+      ? await verifyPassword(user.password_hash, password)
+      : await spendVerificationTime(password);
     if (!user || !valid || !user.enabled) {
       await throttle.recordFailure(emailKey, LOGIN_PER_EMAIL);
       await throttle.recordFailure(ipKey, LOGIN_PER_IP);
@@ -66,7 +71,13 @@ export const authHandlers: Handlers = {
     const totpRequired = user.totp_enabled_at !== null;
     await context.endSession();
     await context.startSession({ userId: user.id, organizationId, secondFactorPending: totpRequired });
-    await recordAudit(db, { kind: 'login', email: user.email, ip: context.request.ip, userId: user.id, organizationId });
+    await recordAudit(db, {
+      kind: 'login',
+      email: user.email,
+      ip: context.request.ip,
+      userId: user.id,
+      organizationId,
+    });
     return { ...presentSession(context.auth), totpRequired };
   },
 

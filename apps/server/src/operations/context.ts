@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { AuthContext, SessionStore } from '../auth/session-store.ts';
 import type { Throttle } from '../auth/throttle.ts';
 import type { Config } from '../config.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../http/app-error.ts';
 
@@ -12,6 +14,8 @@ export interface ServerDeps {
   db: Db;
   sessions: SessionStore;
   throttle: Throttle;
+  secrets: SecretBox;
+  mailer: Mailer;
   log: Logger;
 }
 
@@ -26,7 +30,11 @@ export interface OperationContext {
   auth: AuthContext | null;
   request: RequestInfo;
   /** Starts a new session (a fresh id: never the one the browser came with) and sets its cookie. */
-  startSession(values: { userId: number; organizationId: number | null; secondFactorPending: boolean }): Promise<void>;
+  startSession(values: {
+    userId: number;
+    organizationId: number | null;
+    secondFactorPending: boolean;
+  }): Promise<void>;
   /** Destroys the current session, if any, and clears the cookie. */
   endSession(): Promise<void>;
 }

@@ -1,7 +1,11 @@
 import { authHandlers } from './auth.ts';
 import type { Handlers } from './context.ts';
+import { organizationHandlers } from './organizations.ts';
+import { userHandlers } from './users.ts';
 
 /** Every implemented operation; the contract's others answer 'not implemented'. */
 export const handlers: Handlers = {
   ...authHandlers,
+  ...organizationHandlers,
+  ...userHandlers,
 };

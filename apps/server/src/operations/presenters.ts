@@ -15,11 +15,19 @@ export function presentOrganization(row: OrganizationRecord): Organization {
     isLive: row.is_live,
     enableTextOverlay: row.enable_text_overlay,
     description: row.description,
-    sakuraAccount: { sakuraAccountID: row.sakura_account_id, sakuraMemberCode: row.member_code, name: row.account_name },
+    sakuraAccount: {
+      sakuraAccountID: row.sakura_account_id,
+      sakuraMemberCode: row.member_code,
+      name: row.account_name,
+    },
   };
 }
 
-export function presentUser(row: UserRow, account: SakuraAccountRow | null, restrictedTo: readonly number[]): User {
+export function presentUser(
+  row: UserRow,
+  account: SakuraAccountRow | null,
+  restrictedTo: readonly number[],
+): User {
   return {
     userID: row.id,
     emailAddress: row.email,

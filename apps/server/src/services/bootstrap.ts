@@ -16,7 +16,9 @@ export interface BootstrappedAdmin {
 export async function bootstrapAdministrator(db: Db, config: Config): Promise<BootstrappedAdmin | undefined> {
   if ((await countUsers(db)) > 0) return undefined;
   const email = config.BOOTSTRAP_ADMIN_EMAIL ?? 'admin@ukiyo.localhost';
-  const generatedPassword = config.BOOTSTRAP_ADMIN_PASSWORD ? undefined : randomBytes(12).toString('base64url');
+  const generatedPassword = config.BOOTSTRAP_ADMIN_PASSWORD
+    ? undefined
+    : randomBytes(12).toString('base64url');
   await createUser(db, {
     email,
     full_name: 'Administrator',

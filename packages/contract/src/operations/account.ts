@@ -2,7 +2,17 @@ import { z } from 'zod';
 import { AuthToken, Channel, StatusEvent } from '../entities.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
-import { bool, email, empty, id, integer, isoDateTime, optionalText, requiredText, text } from '../validation.ts';
+import {
+  bool,
+  email,
+  empty,
+  id,
+  integer,
+  isoDateTime,
+  optionalText,
+  requiredText,
+  text,
+} from '../validation.ts';
 
 export const accountOperations = {
   'auth_token.list': operation('auth_token.list', {
@@ -41,7 +51,10 @@ export const accountOperations = {
     organizationKind: 'live',
   }),
   'channel.add': operation('channel.add', {
-    input: z.object({ hls: z.array(z.record(z.string(), z.unknown())).min(1).max(8), encryptKeyUri: optionalText(2048) }),
+    input: z.object({
+      hls: z.array(z.record(z.string(), z.unknown())).min(1).max(8),
+      encryptKeyUri: optionalText(2048),
+    }),
     output: z.object({ channel: Channel }),
     access: 'organization',
     permission: Permission.channel,
@@ -96,7 +109,15 @@ export const accountOperations = {
   'admin.outbox_list': operation('admin.outbox_list', {
     input: empty(),
     output: z.object({
-      mails: z.array(z.object({ mailID: z.number(), to: z.string(), subject: z.string(), body: z.string(), createdAt: z.string() })),
+      mails: z.array(
+        z.object({
+          mailID: z.number(),
+          to: z.string(),
+          subject: z.string(),
+          body: z.string(),
+          createdAt: z.string(),
+        }),
+      ),
     }),
     access: 'activated',
     adminOnly: true,

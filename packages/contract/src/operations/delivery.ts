@@ -24,7 +24,9 @@ export const deliveryOperations = {
   'statistics.origins': operation('statistics.origins', {
     input: Period,
     output: z.object({
-      origins: z.array(z.object({ originID: z.number(), name: z.string(), stats: Usage, daily: z.array(DailyUsage) })),
+      origins: z.array(
+        z.object({ originID: z.number(), name: z.string(), stats: Usage, daily: z.array(DailyUsage) }),
+      ),
       total: Usage,
       daily: z.array(DailyUsage),
     }),
@@ -40,7 +42,12 @@ export const deliveryOperations = {
     input: Month,
     output: z.object({
       organizations: z.array(
-        Usage.extend({ organizationID: z.number(), name: z.string(), memberCode: z.string(), serviceCode: z.string() }),
+        Usage.extend({
+          organizationID: z.number(),
+          name: z.string(),
+          memberCode: z.string(),
+          serviceCode: z.string(),
+        }),
       ),
     }),
     access: 'activated',

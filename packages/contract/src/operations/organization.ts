@@ -40,7 +40,11 @@ export const organizationOperations = {
     organizationKind: 'image',
   }),
   'organization.update': operation('organization.update', {
-    input: z.object({ name: requiredText(100), serviceDomain: optionalText(253), description: optionalText(1000) }),
+    input: z.object({
+      name: requiredText(100),
+      serviceDomain: optionalText(253),
+      description: optionalText(1000),
+    }),
     output: z.object({ organization: Organization }),
     access: 'organization',
     permission: Permission.organization,

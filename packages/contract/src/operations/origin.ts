@@ -5,7 +5,8 @@ import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
 import { bool, hostname, id, integer, optionalText, PRINTABLE_ASCII, text } from '../validation.ts';
 
-const withoutLeadingSlash = (max: number) => optionalText(max).transform((value) => value.replace(/^\/+/, ''));
+const withoutLeadingSlash = (max: number) =>
+  optionalText(max).transform((value) => value.replace(/^\/+/, ''));
 
 export const HttpConfigInput = z.object({
   scheme: z.enum(['http', 'https'], { error: 'validation.invalid' }),
@@ -41,13 +42,19 @@ export const OriginInput = z
     /** Custom domain; empty means the generated name only. */
     originName: optionalText(253),
     enableSignedUrl: bool().default(false),
-    signingSecret: optionalText(256).refine((s) => s === '' || PRINTABLE_ASCII.test(s), 'validation.printableAscii'),
+    signingSecret: optionalText(256).refine(
+      (s) => s === '' || PRINTABLE_ASCII.test(s),
+      'validation.printableAscii',
+    ),
     defaultCache: integer(0, 2147483647).default(0),
     description: optionalText(1000),
     conversionParameters: z.array(ConversionParameterInput).max(100).default([]),
     overridableParameters: optionalText(1024),
     acl: z
-      .object({ isAllowList: bool().default(false), cidrs: z.array(text(64)).max(1000, messageRef('validation.maxLines', { n: 1000 })) })
+      .object({
+        isAllowList: bool().default(false),
+        cidrs: z.array(text(64)).max(1000, messageRef('validation.maxLines', { n: 1000 })),
+      })
       .default({ isAllowList: false, cidrs: [] }),
     config: z.union([HttpConfigInput, S3ConfigInput]),
   })
@@ -55,7 +62,11 @@ export const OriginInput = z
     const seen = new Set<string>();
     origin.conversionParameters.forEach((rule, index) => {
       if (seen.has(rule.pattern)) {
-        ctx.addIssue({ code: 'custom', path: ['conversionParameters', index, 'pattern'], message: 'validation.duplicate' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['conversionParameters', index, 'pattern'],
+          message: 'validation.duplicate',
+        });
       }
       seen.add(rule.pattern);
     });

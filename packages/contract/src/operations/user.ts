@@ -2,11 +2,25 @@ import { z } from 'zod';
 import { AuditEntry, Restriction, User } from '../entities.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
-import { bool, email, empty, id, integer, loginPassword, newPassword, requiredText, text } from '../validation.ts';
+import {
+  bool,
+  email,
+  empty,
+  id,
+  integer,
+  loginPassword,
+  newPassword,
+  requiredText,
+  text,
+} from '../validation.ts';
 import { NewUserInput } from './organization.ts';
 
 const RestrictionInput = Restriction.extend({ organizationIDs: z.array(id()).max(1000).default([]) });
-const totpCode = () => z.string().trim().regex(/^\d{6}$/, 'validation.invalid');
+const totpCode = () =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'validation.invalid');
 
 export const userOperations = {
   'user.info': operation('user.info', {
@@ -21,7 +35,10 @@ export const userOperations = {
     permission: Permission.member,
   }),
   'user.add': operation('user.add', {
-    input: z.object({ user: NewUserInput.extend({ restriction: RestrictionInput.optional() }), password: newPassword() }),
+    input: z.object({
+      user: NewUserInput.extend({ restriction: RestrictionInput.optional() }),
+      password: newPassword(),
+    }),
     output: z.object({ user: User }),
     access: 'organization',
     permission: Permission.member,
@@ -68,7 +85,11 @@ export const userOperations = {
     access: 'public',
   }),
   'user.reset_password': operation('user.reset_password', {
-    input: z.object({ token: z.string().min(1, 'validation.required').max(200), emailAddress: email(), newPassword: newPassword() }),
+    input: z.object({
+      token: z.string().min(1, 'validation.required').max(200),
+      emailAddress: email(),
+      newPassword: newPassword(),
+    }),
     output: z.object({}),
     access: 'public',
   }),

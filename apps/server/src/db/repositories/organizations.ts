@@ -32,16 +32,27 @@ function reachable(db: Db, scope: Scope) {
 
 export type OrganizationRecord = Awaited<ReturnType<ReturnType<typeof reachable>['executeTakeFirstOrThrow']>>;
 
-export function listReachableOrganizations(db: Db, scope: Scope, limit?: number): Promise<OrganizationRecord[]> {
+export function listReachableOrganizations(
+  db: Db,
+  scope: Scope,
+  limit?: number,
+): Promise<OrganizationRecord[]> {
   const query = reachable(db, scope).orderBy('organizations.id');
   return (limit === undefined ? query : query.limit(limit)).execute();
 }
 
-export function findReachableOrganization(db: Db, scope: Scope, id: number): Promise<OrganizationRecord | undefined> {
+export function findReachableOrganization(
+  db: Db,
+  scope: Scope,
+  id: number,
+): Promise<OrganizationRecord | undefined> {
   return reachable(db, scope).where('organizations.id', '=', id).executeTakeFirst();
 }
 
-export async function createSakuraAccount(db: Db, values: { memberCode: string; name: string }): Promise<number> {
+export async function createSakuraAccount(
+  db: Db,
+  values: { memberCode: string; name: string },
+): Promise<number> {
   const row = await db
     .insertInto('sakura_accounts')
     .values({ member_code: values.memberCode, name: values.name })

@@ -26,7 +26,11 @@ export async function userRestrictions(db: Db, userId: number): Promise<number[]
   return rows.map((row) => row.organization_id);
 }
 
-export async function setUserRestrictions(db: Db, userId: number, organizationIds: readonly number[]): Promise<void> {
+export async function setUserRestrictions(
+  db: Db,
+  userId: number,
+  organizationIds: readonly number[],
+): Promise<void> {
   await db.deleteFrom('user_restrictions').where('user_id', '=', userId).execute();
   if (organizationIds.length === 0) return;
   await db
@@ -49,7 +53,11 @@ export async function countUsers(db: Db): Promise<number> {
 }
 
 export async function rememberOrganization(db: Db, userId: number, organizationId: number): Promise<void> {
-  await db.updateTable('users').set({ last_organization_id: organizationId }).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set({ last_organization_id: organizationId })
+    .where('id', '=', userId)
+    .execute();
 }
 
 export function scopeOf(user: UserRow, restrictedTo: readonly number[]): Scope {
@@ -59,4 +67,57 @@ export function scopeOf(user: UserRow, restrictedTo: readonly number[]): Scope {
     accountId: user.sakura_account_id,
     restrictedTo,
   };
+}
+
+/**
+ * Users of an account who reach an organization: unrestricted ones and those whose restriction
+ * lists it.
+ */
+export function usersReaching(db: Db, accountId: number, organizationId: number) {
+  return db
+    .selectFrom('users')
+    .selectAll('users')
+    .where('users.sakura_account_id', '=', accountId)
+    .where((eb) =>
+      eb.or([
+        eb.not(
+          eb.exists(
+            eb.selectFrom('user_restrictions').select('user_id').whereRef('user_id', '=', 'users.id'),
+          ),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('user_restrictions')
+            .select('user_id')
+            .whereRef('user_id', '=', 'users.id')
+            .where('organization_id', '=', organizationId),
+        ),
+      ]),
+    );
+}
+
+export function findAccountUserByEmail(
+  db: Db,
+  accountId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('sakura_account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export async function restrictionsOf(db: Db, userIds: readonly number[]): Promise<Map<number, number[]>> {
+  const map = new Map<number, number[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return map;
+  const rows = await db
+    .selectFrom('user_restrictions')
+    .select(['user_id', 'organization_id'])
+    .where('user_id', 'in', userIds)
+    .orderBy('organization_id')
+    .execute();
+  for (const row of rows) map.get(row.user_id)?.push(row.organization_id);
+  return map;
 }

@@ -1,0 +1,242 @@
+import { generatePath, type LazyRouteFunction, type RouteObject } from 'react-router';
+import { Permission, type Access, type OrganizationKind } from '@ukiyo/contract';
+
+/**
+ * Who may open a route (console-spec sections 2 and 6). `access` uses the contract's ladder so
+ * a page asks for what its operations will: a route is never more open than its calls.
+ * 'guest' is the login page: only for the logged-out.
+ */
+export interface RouteGuard {
+  access: Access | 'guest';
+  /** Permission bits all required; administrators pass. */
+  permission?: number;
+  adminOnly?: boolean;
+  organizationKind?: OrganizationKind;
+  /** The route parameter naming a user: only that user or an activated administrator may open it. */
+  ownUserParam?: string;
+  /** '/': always sends the user on to the page their permissions open first. */
+  home?: boolean;
+}
+
+type PageModule = LazyRouteFunction<RouteObject>;
+
+export interface ConsoleRoute {
+  pattern: string;
+  guard: RouteGuard;
+  titleKey: string;
+  /** The title in a live organization, where the same page reads differently. */
+  liveTitleKey?: string;
+  page?: PageModule;
+}
+
+// Screens not built yet show their title only; their issues replace this with the real page.
+const titleOnly: PageModule = () => import('./title-page.tsx').then((m) => ({ Component: m.TitlePage }));
+const login: PageModule = () =>
+  import('../features/auth/components/login-page.tsx').then((m) => ({ Component: m.LoginPage }));
+const changeOrganization: PageModule = () =>
+  import('../features/auth/components/change-organization-page.tsx').then((m) => ({
+    Component: m.ChangeOrganizationPage,
+  }));
+const updatePassword: PageModule = () =>
+  import('../features/user/components/update-password-page.tsx').then((m) => ({
+    Component: m.UpdatePasswordPage,
+  }));
+const notFound: PageModule = () =>
+  import('../features/errors/components/not-found-page.tsx').then((m) => ({ Component: m.NotFoundPage }));
+const unsupported: PageModule = () =>
+  import('../features/errors/components/unsupported-page.tsx').then((m) => ({
+    Component: m.UnsupportedPage,
+  }));
+
+const PUBLIC: RouteGuard = { access: 'public' };
+const ORGANIZATION: RouteGuard = { access: 'organization' };
+const ADMIN: RouteGuard = { access: 'activated', adminOnly: true };
+const ORIGINS: RouteGuard = {
+  access: 'organization',
+  permission: Permission.origin,
+  organizationKind: 'image',
+};
+const MEMBERS: RouteGuard = { access: 'organization', permission: Permission.member };
+
+/** Every route of the console (console-spec section 2), in one place. */
+export const routes = {
+  home: { pattern: '/', guard: { access: 'organization', home: true }, titleKey: 'title.home' },
+  originIndex: { pattern: '/origin/index', guard: ORIGINS, titleKey: 'title.originIndex', page: titleOnly },
+  originCreate: {
+    pattern: '/origin/create',
+    guard: ORIGINS,
+    titleKey: 'title.originCreate',
+    page: titleOnly,
+  },
+  originCopy: {
+    pattern: '/origin/copy/:copyId',
+    guard: ORIGINS,
+    titleKey: 'title.originCopy',
+    page: titleOnly,
+  },
+  originUpdate: {
+    pattern: '/origin/:id/update',
+    guard: ORIGINS,
+    titleKey: 'title.originUpdate',
+    page: titleOnly,
+  },
+  originCert: { pattern: '/origin/:id/cert', guard: ORIGINS, titleKey: 'title.originCert', page: titleOnly },
+  originDestroy: {
+    pattern: '/origin/:id/destroy',
+    guard: ORIGINS,
+    titleKey: 'title.originDestroy',
+    page: titleOnly,
+  },
+  cache: {
+    pattern: '/cache',
+    guard: { access: 'organization', permission: Permission.cache },
+    titleKey: 'title.cache',
+    page: titleOnly,
+  },
+  liveStreaming: {
+    pattern: '/livestreaming/',
+    guard: { access: 'organization', permission: Permission.statistics, organizationKind: 'live' },
+    titleKey: 'title.liveStreaming',
+    page: titleOnly,
+  },
+  channel: {
+    pattern: '/channel/',
+    guard: { access: 'organization', permission: Permission.channel, organizationKind: 'live' },
+    titleKey: 'title.channel',
+    page: titleOnly,
+  },
+  statistics: {
+    pattern: '/statistics',
+    guard: { access: 'organization', permission: Permission.statistics },
+    titleKey: 'title.statistics',
+    liveTitleKey: 'title.hlsStatistics',
+    page: titleOnly,
+  },
+  preview: {
+    pattern: '/preview',
+    guard: { access: 'organization', organizationKind: 'image' },
+    titleKey: 'title.preview',
+    page: titleOnly,
+  },
+  plan: {
+    pattern: '/plan/',
+    guard: { access: 'organization', permission: Permission.organization, organizationKind: 'image' },
+    titleKey: 'title.plan',
+    page: titleOnly,
+  },
+  memberIndex: { pattern: '/member/', guard: MEMBERS, titleKey: 'title.memberIndex', page: titleOnly },
+  memberNew: { pattern: '/member/new', guard: MEMBERS, titleKey: 'title.memberNew', page: titleOnly },
+  memberUpdate: {
+    pattern: '/member/:id/update',
+    guard: MEMBERS,
+    titleKey: 'title.memberUpdate',
+    page: titleOnly,
+  },
+  tokenIndex: { pattern: '/token/', guard: ORGANIZATION, titleKey: 'title.tokenIndex', page: titleOnly },
+  tokenNew: { pattern: '/token/new', guard: ORGANIZATION, titleKey: 'title.tokenNew', page: titleOnly },
+  help: { pattern: '/help/', guard: ORGANIZATION, titleKey: 'title.help', page: titleOnly },
+  organizationUpdate: {
+    pattern: '/organization/update',
+    guard: { access: 'organization', permission: Permission.organization },
+    titleKey: 'title.organizationUpdate',
+    page: titleOnly,
+  },
+  adminStatistics: {
+    pattern: '/admin/statistics',
+    guard: ADMIN,
+    titleKey: 'title.adminStatistics',
+    page: titleOnly,
+  },
+  adminInvoices: {
+    pattern: '/admin/invoices',
+    guard: ADMIN,
+    titleKey: 'title.adminInvoices',
+    page: titleOnly,
+  },
+  userCreate: { pattern: '/user/create', guard: ADMIN, titleKey: 'title.userCreate', page: titleOnly },
+  userUpdate: {
+    pattern: '/user/update',
+    guard: { access: 'activated' },
+    titleKey: 'title.userUpdate',
+    page: titleOnly,
+  },
+  updatePassword: {
+    pattern: '/user/:userId/updatePassword',
+    guard: { access: 'session', ownUserParam: 'userId' },
+    titleKey: 'title.updatePassword',
+    page: updatePassword,
+  },
+  changeOrganization: {
+    pattern: '/auth/changeOrganization',
+    guard: { access: 'activated' },
+    titleKey: 'title.changeOrganization',
+    page: changeOrganization,
+  },
+  login: { pattern: '/auth/login', guard: { access: 'guest' }, titleKey: 'title.login', page: login },
+  activate: { pattern: '/activate/:token', guard: PUBLIC, titleKey: 'title.activate', page: titleOnly },
+  forget: { pattern: '/forget/', guard: PUBLIC, titleKey: 'title.forget', page: titleOnly },
+  previewGuest: { pattern: '/preview-guest', guard: PUBLIC, titleKey: 'title.previewGuest', page: titleOnly },
+  docs: { pattern: '/docs/*', guard: PUBLIC, titleKey: 'title.docs', page: titleOnly },
+  status: { pattern: '/status', guard: PUBLIC, titleKey: 'title.status', page: titleOnly },
+  unsupported: { pattern: '/unsupported', guard: PUBLIC, titleKey: 'title.unsupported', page: unsupported },
+  notFound: { pattern: '/404', guard: PUBLIC, titleKey: 'title.notFound', page: notFound },
+  catchAll: { pattern: '*', guard: PUBLIC, titleKey: 'title.notFound', page: notFound },
+} as const satisfies Record<string, ConsoleRoute>;
+
+export type RouteID = keyof typeof routes;
+
+export function isRouteID(id: string | undefined): id is RouteID {
+  return id !== undefined && Object.hasOwn(routes, id);
+}
+
+type ID = string | number;
+function path(id: RouteID, params?: Record<string, ID>): string {
+  const { pattern } = routes[id];
+  const built = generatePath(
+    pattern,
+    params && Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
+  );
+  // generatePath drops trailing slashes; the spec's URLs keep theirs ('/member/', '/docs/').
+  return (pattern.endsWith('/') || pattern.endsWith('/*')) && !built.endsWith('/') && !params?.['*']
+    ? `${built}/`
+    : built;
+}
+
+/** URL builders: the only way the console writes its own URLs. */
+export const paths = {
+  home: () => path('home'),
+  originIndex: () => path('originIndex'),
+  originCreate: () => path('originCreate'),
+  originCopy: (copyId: ID) => path('originCopy', { copyId }),
+  originUpdate: (id: ID) => path('originUpdate', { id }),
+  originCert: (id: ID) => path('originCert', { id }),
+  originDestroy: (id: ID) => path('originDestroy', { id }),
+  cache: () => path('cache'),
+  liveStreaming: () => path('liveStreaming'),
+  channel: () => path('channel'),
+  statistics: () => path('statistics'),
+  preview: () => path('preview'),
+  plan: () => path('plan'),
+  memberIndex: () => path('memberIndex'),
+  memberNew: () => path('memberNew'),
+  memberUpdate: (id: ID) => path('memberUpdate', { id }),
+  tokenIndex: () => path('tokenIndex'),
+  tokenNew: () => path('tokenNew'),
+  help: () => path('help'),
+  organizationUpdate: () => path('organizationUpdate'),
+  adminStatistics: () => path('adminStatistics'),
+  adminInvoices: () => path('adminInvoices'),
+  userCreate: () => path('userCreate'),
+  userUpdate: () => path('userUpdate'),
+  updatePassword: (userId: ID) => path('updatePassword', { userId }),
+  changeOrganization: () => path('changeOrganization'),
+  login: () => path('login'),
+  activate: (token: string) => path('activate', { token }),
+  forget: () => path('forget'),
+  previewGuest: () => path('previewGuest'),
+  /** `page`: a document below /docs/, e.g. 'image/signed-url'; empty for the index. */
+  docs: (page = '') => path('docs', { '*': page }),
+  status: () => path('status'),
+  unsupported: () => path('unsupported'),
+  notFound: () => path('notFound'),
+};

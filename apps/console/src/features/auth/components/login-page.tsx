@@ -1,0 +1,194 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Form from 'react-bootstrap/Form';
+import Spinner from 'react-bootstrap/Spinner';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate } from 'react-router';
+import { operations, PRODUCT_NAME, type ErrorCode, type MessageKey } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { FieldError } from '../../../components/field-error.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
+import { useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { useLogin, useVerifyTotp } from '../api/auth-api.ts';
+
+/** Refusals the login form explains in place instead of in the flash bar. */
+const EXPLAINED_HERE: readonly ErrorCode[] = [
+  'wrong email or password',
+  'password too long',
+  'too many attempts',
+];
+
+function LoginRefusal({ error }: { error: ApiError }) {
+  const { t } = useTranslation();
+  return (
+    <Alert variant="danger" data-testid="login-error" className="small">
+      {t(error.messageKey)}
+      {error.code === 'password too long' && (
+        <div className="mt-1">
+          <Link to={paths.forget()} data-testid="login-forget-link">
+            {t('login.forgetLink')}
+          </Link>
+        </div>
+      )}
+    </Alert>
+  );
+}
+
+function refusalOf(error: unknown): ApiError | null {
+  return error instanceof ApiError && (EXPLAINED_HERE as readonly string[]).includes(error.code)
+    ? error
+    : null;
+}
+
+function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const handleError = useApiErrorHandler();
+  const login = useLogin();
+  const [refusal, setRefusal] = useState<ApiError | null>(null);
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm({
+    resolver: zodResolver(operations['auth.login'].input),
+    defaultValues: { emailAddress: '', password: '' },
+  });
+
+  const submit = handleSubmit(async (input) => {
+    setRefusal(null);
+    try {
+      const result = await login.mutateAsync(input);
+      if (result.totpRequired) onTotpRequired();
+      else await navigate(paths.home());
+    } catch (error) {
+      const explained = refusalOf(error);
+      if (explained) setRefusal(explained);
+      else handleError(error, { setError });
+    }
+  });
+
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="login-form">
+      {refusal && <LoginRefusal error={refusal} />}
+      <Form.Group className="mb-3" controlId="login-email">
+        <Form.Label>{t('login.emailAddress')}</Form.Label>
+        <Form.Control
+          type="email"
+          autoComplete="username"
+          autoFocus
+          isInvalid={!!errors.emailAddress}
+          data-testid="login-email"
+          {...register('emailAddress')}
+        />
+        <FieldError error={errors.emailAddress} />
+      </Form.Group>
+      <Form.Group className="mb-4" controlId="login-password">
+        <Form.Label>{t('login.password')}</Form.Label>
+        <Form.Control
+          type="password"
+          autoComplete="current-password"
+          isInvalid={!!errors.password}
+          data-testid="login-password"
+          {...register('password')}
+        />
+        <FieldError error={errors.password} />
+      </Form.Group>
+      <Button type="submit" className="w-100" disabled={login.isPending} data-testid="login-submit">
+        {login.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+        {t('login.submit')}
+      </Button>
+      <div className="text-center mt-3 small">
+        <Link to={paths.forget()}>{t('login.forgetLink')}</Link>
+      </div>
+    </Form>
+  );
+}
+
+function TotpStep({ onBack }: { onBack: () => void }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const handleError = useApiErrorHandler();
+  const verify = useVerifyTotp();
+  const [refusal, setRefusal] = useState<MessageKey | null>(null);
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm({ resolver: zodResolver(operations['auth.verify_totp'].input), defaultValues: { code: '' } });
+
+  const submit = handleSubmit(async (input) => {
+    setRefusal(null);
+    try {
+      await verify.mutateAsync(input);
+      await navigate(paths.home());
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'invalid verification code') {
+        setError('code', { type: 'server', message: error.messageKey });
+      } else if (error instanceof ApiError && error.code === 'too many attempts') {
+        setRefusal(error.messageKey);
+      } else {
+        handleError(error, { setError });
+      }
+    }
+  });
+
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="totp-form">
+      {refusal && (
+        <Alert variant="danger" className="small" data-testid="login-error">
+          {t(refusal)}
+        </Alert>
+      )}
+      <p className="text-body-secondary small">{t('login.totpHelp')}</p>
+      <Form.Group className="mb-4" controlId="login-totp">
+        <Form.Label>{t('login.totpCode')}</Form.Label>
+        <Form.Control
+          type="text"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          autoFocus
+          isInvalid={!!errors.code}
+          data-testid="login-totp"
+          {...register('code')}
+        />
+        <FieldError error={errors.code} />
+      </Form.Group>
+      <Button type="submit" className="w-100" disabled={verify.isPending} data-testid="totp-submit">
+        {verify.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+        {t('login.totpSubmit')}
+      </Button>
+      <div className="text-center mt-3 small">
+        <Button variant="link" size="sm" onClick={onBack}>
+          {t('login.back')}
+        </Button>
+      </div>
+    </Form>
+  );
+}
+
+export function LoginPage() {
+  const { t } = useTranslation();
+  const [step, setStep] = useState<'credentials' | 'totp'>('credentials');
+  return (
+    <div className="centered-panel">
+      <Card className="shadow-sm border-0">
+        <Card.Body className="p-4 p-sm-5">
+          <h1 className="h4 mb-1">{step === 'credentials' ? t('title.login') : t('login.totpTitle')}</h1>
+          <p className="text-body-secondary small mb-4">{t('login.lead', { product: PRODUCT_NAME })}</p>
+          {step === 'credentials' ? (
+            <CredentialsStep onTotpRequired={() => setStep('totp')} />
+          ) : (
+            <TotpStep onBack={() => setStep('credentials')} />
+          )}
+        </Card.Body>
+      </Card>
+    </div>
+  );
+}

@@ -1,0 +1,81 @@
+import { useCallback } from 'react';
+import { useNavigate } from 'react-router';
+import type { FieldValues, Path, UseFormSetError } from 'react-hook-form';
+import { isErrorCode, type Invalids, type MessageKey } from '@ukiyo/contract';
+import { paths } from '../app/routes.ts';
+import { ApiError } from './api-client.ts';
+import { flash } from './flash.ts';
+import { clearSession, getSession } from './session.ts';
+
+/** What the console does about a failed call (console-spec section 8). */
+export type ApiFailure =
+  | { kind: 'aborted' }
+  | { kind: 'session' }
+  | { kind: 'validation'; invalids: Invalids }
+  | { kind: 'notActivated' }
+  | { kind: 'message'; key: MessageKey; params: Record<string, string | number> }
+  | { kind: 'internal' };
+
+export function classifyApiError(error: unknown): ApiFailure {
+  if (error instanceof DOMException && error.name === 'AbortError') return { kind: 'aborted' };
+  if (!(error instanceof ApiError)) return { kind: 'internal' };
+  // 403 means only "no valid session", whatever the body says.
+  if (error.status === 403) return { kind: 'session' };
+  if (error.code === 'validation error') return { kind: 'validation', invalids: error.invalids };
+  if (error.code === 'not activated') return { kind: 'notActivated' };
+  if (isErrorCode(error.code) && error.code !== 'internal error') {
+    return { kind: 'message', key: error.messageKey, params: error.params };
+  }
+  return { kind: 'internal' };
+}
+
+/**
+ * Puts the server's `invalids` on the form's fields (the dot paths of the contract's schemas
+ * are react-hook-form's paths). Messages stay message references: they are translated where
+ * shown, so switching the language re-translates them.
+ */
+export function applyInvalids<T extends FieldValues>(setError: UseFormSetError<T>, invalids: Invalids): void {
+  for (const [field, refs] of Object.entries(invalids)) {
+    const [first] = refs;
+    if (field !== '' && first !== undefined) setError(field as Path<T>, { type: 'server', message: first });
+  }
+}
+
+/**
+ * The central handler for failed calls: the one place that turns an error into a flash, a form
+ * error or a redirect. Pages handle the few codes they explain in place, then hand over the rest.
+ */
+export function useApiErrorHandler() {
+  const navigate = useNavigate();
+  return useCallback(
+    <T extends FieldValues>(error: unknown, form?: { setError: UseFormSetError<T> }): void => {
+      const failure = classifyApiError(error);
+      switch (failure.kind) {
+        case 'aborted':
+          return;
+        case 'session':
+          flash.next({ variant: 'danger', key: 'error.sessionInvalid' });
+          clearSession();
+          void navigate(paths.login());
+          return;
+        case 'notActivated': {
+          const { user } = getSession();
+          flash.next({ variant: 'warning', key: 'error.notActivated' });
+          void navigate(user ? paths.updatePassword(user.userID) : paths.login());
+          return;
+        }
+        case 'validation':
+          // The summary too: an invalid field may not be on this form (or below the fold).
+          if (form) applyInvalids(form.setError, failure.invalids);
+          flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+          return;
+        case 'message':
+          flash.now({ variant: 'danger', key: failure.key, params: failure.params });
+          return;
+        case 'internal':
+          flash.now({ variant: 'danger', key: 'error.internal' });
+      }
+    },
+    [navigate],
+  );
+}

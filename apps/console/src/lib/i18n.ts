@@ -1,0 +1,69 @@
+import i18next, { type TFunction } from 'i18next';
+import { initReactI18next } from 'react-i18next';
+import { messagesIn, parseMessageRef } from '@ukiyo/contract';
+import en from '../locales/en/translation.json';
+import ja from '../locales/ja/translation.json';
+
+/** Japanese first: the default and the fallback (console-spec section 1). */
+export const LANGUAGES = ['ja', 'en'] as const;
+export type Language = (typeof LANGUAGES)[number];
+export const DEFAULT_LANGUAGE: Language = 'ja';
+
+const STORAGE_KEY = 'ukiyo.language';
+
+function isLanguage(value: unknown): value is Language {
+  return LANGUAGES.includes(value as Language);
+}
+
+function storedLanguage(): Language {
+  try {
+    const value = window.localStorage.getItem(STORAGE_KEY);
+    return isLanguage(value) ? value : DEFAULT_LANGUAGE;
+  } catch {
+    // Storage can be disabled (privacy settings); the default language still works.
+    return DEFAULT_LANGUAGE;
+  }
+}
+
+export const i18n = i18next.createInstance();
+
+void i18n.use(initReactI18next).init({
+  // The console's own texts, plus the contract's catalogue shared with the server (validation,
+  // errors, limits), so a message reference from `invalids` translates like a local key.
+  resources: {
+    ja: { translation: { ...messagesIn('ja'), ...ja } },
+    en: { translation: { ...messagesIn('en'), ...en } },
+  },
+  lng: storedLanguage(),
+  fallbackLng: DEFAULT_LANGUAGE,
+  supportedLngs: [...LANGUAGES],
+  // Keys are flat strings with dots ('error.internal'), not nested paths.
+  keySeparator: false,
+  nsSeparator: false,
+  interpolation: { escapeValue: false },
+  initAsync: false,
+});
+
+document.documentElement.lang = i18n.language;
+i18n.on('languageChanged', (language) => {
+  document.documentElement.lang = language;
+});
+
+export function currentLanguage(): Language {
+  return isLanguage(i18n.language) ? i18n.language : DEFAULT_LANGUAGE;
+}
+
+export async function setLanguage(language: Language): Promise<void> {
+  try {
+    window.localStorage.setItem(STORAGE_KEY, language);
+  } catch {
+    // Not persisted, but the switch itself still applies to this page.
+  }
+  await i18n.changeLanguage(language);
+}
+
+/** A message reference from the contract (`validation.maxLength|n=128`) in the current language. */
+export function translateRef(t: TFunction, ref: string): string {
+  const { key, params } = parseMessageRef(ref);
+  return t(key, params);
+}

@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SecretBox } from './secret-box.ts';
+
+describe('SecretBox', () => {
+  it('seals and opens, with a fresh nonce each time', () => {
+    const box = SecretBox.fromKey(randomBytes(32));
+    const a = box.seal('s3cret ✓');
+    expect(a).not.toContain('s3cret');
+    expect(a).not.toBe(box.seal('s3cret ✓'));
+    expect(box.open(a)).toBe('s3cret ✓');
+  });
+
+  it('refuses a tampered box or another key', () => {
+    const box = SecretBox.fromKey(randomBytes(32));
+    const sealed = box.seal('value');
+    const tampered = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
+    expect(() => box.open(tampered)).toThrow();
+    expect(() => SecretBox.fromKey(randomBytes(32)).open(sealed)).toThrow();
+  });
+
+  it('keeps a generated key in DATA_DIR across loads', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'secret-'));
+    const sealed = SecretBox.load({ dataDir }).seal('kept');
+    expect(SecretBox.load({ dataDir }).open(sealed)).toBe('kept');
+  });
+});
