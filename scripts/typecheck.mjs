@@ -7,5 +7,9 @@ const { workspaces } = JSON.parse(readFileSync('package.json', 'utf8'));
 for (const dir of workspaces) {
   if (!existsSync(`${dir}/tsconfig.json`)) continue;
   process.stdout.write(`typecheck ${dir}\n`);
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', dir], { stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', dir], { stdio: 'inherit' });
+  } catch {
+    process.exit(1);
+  }
 }

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { handlers } from '../operations/index.ts';
 import type { ServerDeps } from '../operations/context.ts';
+import { mountPublicApi } from './public-api.ts';
 import { mountConsole } from './static.ts';
 import { mountUiApi } from './ui-api.ts';
 
@@ -15,6 +16,7 @@ export function createServerApp(deps: ServerDeps, options: { consoleDist: string
     await next();
   });
   mountUiApi(app, deps, handlers);
+  mountPublicApi(app, deps);
   mountConsole(app, options.consoleDist);
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((error, c) => {

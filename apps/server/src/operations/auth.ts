@@ -16,7 +16,7 @@ import { AppError } from '../http/app-error.ts';
 import { authOf, type Handlers } from './context.ts';
 import { presentOrganization, presentUser } from './presenters.ts';
 
-function presentSession(auth: AuthContext | null) {
+export function presentSession(auth: AuthContext | null) {
   if (!auth || auth.secondFactorPending) return { user: null, organization: null };
   return {
     user: presentUser(auth.user, auth.account, auth.restrictedTo),

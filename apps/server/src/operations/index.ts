@@ -1,6 +1,8 @@
 import { authHandlers } from './auth.ts';
 import type { Handlers } from './context.ts';
 import { organizationHandlers } from './organizations.ts';
+import { tokenHandlers } from './tokens.ts';
+import { twoStepHandlers } from './two-step.ts';
 import { userHandlers } from './users.ts';
 
 /** Every implemented operation; the contract's others answer 'not implemented'. */
@@ -8,4 +10,6 @@ export const handlers: Handlers = {
   ...authHandlers,
   ...organizationHandlers,
   ...userHandlers,
+  ...tokenHandlers,
+  ...twoStepHandlers,
 };

@@ -1,0 +1,62 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { tokenHasPermission } from '@ukiyo/contract';
+import type { Db } from '../db/database.ts';
+
+/** The masked form shown after creation: 12 asterisks and the last 4 characters. */
+export function maskToken(last4: string): string {
+  return `${'*'.repeat(12)}${last4}`;
+}
+
+export function newTokenSecret(): string {
+  return randomBytes(30).toString('base64url');
+}
+
+export function tokenSecretHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** The bearer form customers send: base64 of `{"token": secret}` with the trailing `=` removed. */
+export function encodeToken(secret: string): string {
+  return Buffer.from(JSON.stringify({ token: secret })).toString('base64').replace(/=+$/, '');
+}
+
+export function decodeToken(encoded: string): string | undefined {
+  if (encoded.length > 512 || !/^[A-Za-z0-9+/]+$/.test(encoded)) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8'));
+    if (typeof value === 'object' && value !== null && 'token' in value && typeof value.token === 'string') {
+      return value.token;
+    }
+  } catch {
+    // not JSON: not one of ours
+  }
+  return undefined;
+}
+
+export interface TokenPrincipal {
+  tokenId: number;
+  organizationId: number;
+  isLive: boolean;
+  permission: number | null;
+}
+
+/** The enabled, undeleted token behind an `Authorization: Bearer …` header, if any. */
+export async function resolveBearer(db: Db, header: string | undefined): Promise<TokenPrincipal | undefined> {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  const secret = match ? decodeToken(match[1]!) : undefined;
+  if (!secret) return undefined;
+  const row = await db
+    .selectFrom('auth_tokens')
+    .innerJoin('organizations', 'organizations.id', 'auth_tokens.organization_id')
+    .select(['auth_tokens.id', 'auth_tokens.organization_id', 'auth_tokens.permission', 'organizations.is_live'])
+    .where('auth_tokens.token_hash', '=', tokenSecretHash(secret))
+    .where('auth_tokens.enabled', '=', true)
+    .where('auth_tokens.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { tokenId: row.id, organizationId: row.organization_id, isLive: row.is_live, permission: row.permission };
+}
+
+export function principalHolds(principal: TokenPrincipal, required: number): boolean {
+  return tokenHasPermission(principal.permission, required);
+}
