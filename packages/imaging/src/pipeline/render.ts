@@ -1,0 +1,177 @@
+// Turning plans and parameters into sharp calls. Together with layers.ts and transform.ts
+// this folder is the only code that touches sharp.
+
+import sharp, { type Color, type Matrix3x3, type Sharp } from 'sharp';
+import { defaults, type Orientation, type ParsedParams, type Rgba } from '../grammar';
+import { ImagingError } from './errors';
+import { isDecodable, sniffFormat, type DecodableFormat, type OutputFormat } from './formats';
+import { orientedSize, visibleBox, type Plan, type Size } from './geometry';
+
+export interface OpenedImage {
+  image: Sharp;
+  size: Size;
+  orientation: Orientation;
+  format: DecodableFormat;
+  hasAlpha: boolean;
+}
+
+/**
+ * Opens an image after checking its format, and its pixel count from the header alone:
+ * sharp's limitInputPixels refuses a decompression bomb before any pixel is decoded.
+ */
+export async function openImage(data: Buffer, maxInputPixels: number): Promise<OpenedImage> {
+  const format = sniffFormat(data);
+  if (!isDecodable(format)) {
+    throw new ImagingError(
+      'unsupported-format',
+      format === 'unknown' ? 'not a recognised image format' : `${format} images cannot be converted`,
+    );
+  }
+  const image = sharp(data, { limitInputPixels: maxInputPixels, failOn: 'error' });
+  const meta = await run(() => image.metadata());
+  const orientation = (meta.orientation ?? 1) as Orientation;
+  return {
+    image,
+    size: { width: meta.width, height: meta.height },
+    orientation,
+    format,
+    hasAlpha: meta.hasAlpha,
+  };
+}
+
+/** Runs sharp work, turning its failures (corrupt or truncated data) into ImagingErrors. */
+export async function run<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ImagingError) throw error;
+    const detail = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+    if (detail.includes('exceeds pixel limit')) {
+      throw new ImagingError('too-large', 'image has more pixels than allowed', { cause: error });
+    }
+    throw new ImagingError('invalid-image', `image could not be processed: ${detail}`, { cause: error });
+  }
+}
+
+export function colour(c: Rgba): Color {
+  return { r: c.r, g: c.g, b: c.b, alpha: c.alpha / 255 };
+}
+
+/**
+ * Expresses a plan in sharp's own order: pre-resize extract, resize, flop/rotate, post-resize
+ * extract, extend. The resize is always declared, even at the same size (a no-op for sharp),
+ * because sharp decides from call order whether extracts and rotations happen before or
+ * after resizing, and this order keeps them all where the plan expects.
+ */
+export function applyPlan(image: Sharp, plan: Plan, background: Rgba): Sharp {
+  const { crop, source, scaled, turn, window } = plan;
+  const visible = visibleBox(plan);
+  if (!visible) throw new ImagingError('empty-clip', 'the output clip holds only padding');
+  if (crop.width !== source.width || crop.height !== source.height) image.extract(crop);
+  image.resize({ width: scaled.width, height: scaled.height, fit: 'fill' });
+  if (turn.flop) image.flop();
+  if (turn.angle) image.rotate(turn.angle);
+  const oriented = orientedSize(plan);
+  if (visible.width !== oriented.width || visible.height !== oriented.height) image.extract(visible);
+  const extend = {
+    top: visible.top - window.top,
+    left: visible.left - window.left,
+    bottom: window.top + window.height - visible.top - visible.height,
+    right: window.left + window.width - visible.left - visible.width,
+  };
+  if (extend.top || extend.left || extend.bottom || extend.right) {
+    image.extend({ ...extend, background: colour(background) });
+  }
+  return image;
+}
+
+// Rec. 601 luma, as ImageMagick's grayscale, and the usual sepia tone matrix.
+const GREY: Matrix3x3 = [
+  [0.299, 0.587, 0.114],
+  [0.299, 0.587, 0.114],
+  [0.299, 0.587, 0.114],
+];
+const SEPIA: Matrix3x3 = [
+  [0.393, 0.769, 0.189],
+  [0.349, 0.686, 0.168],
+  [0.272, 0.534, 0.131],
+];
+
+/**
+ * Filters as sharp operations: grayscale and sepia fold into one colour matrix, brightness,
+ * contrast and invert into one linear map (v * a + b), both applied once.
+ */
+export function applyFilters(image: Sharp, params: ParsedParams): Sharp {
+  if (params.blur) image.blur(Math.max(0.3, params.blur.sigma));
+  if (params.unsharp) {
+    // ImageMagick's unsharp: areas below the threshold (0..1 of the range) stay untouched.
+    const { sigma, gain = 1, threshold = 0 } = params.unsharp;
+    image.sharpen({ sigma, m1: threshold > 0 ? 0 : gain, m2: gain, x1: threshold * 100 });
+  }
+  const grey = (params.grayscale ?? 0) / 100;
+  const sepia = (params.sepia ?? 0) / 100;
+  if (grey || sepia) image.recomb(multiply(blend(SEPIA, sepia), blend(GREY, grey)));
+  const { a, b } = linearFilter(params);
+  if (a !== 1 || b !== 0) image.linear(a, b);
+  return image;
+}
+
+/** Whether the filters include the linear map, which sharp runs after compositing. */
+export function hasLinearFilter(params: ParsedParams): boolean {
+  const { a, b } = linearFilter(params);
+  return a !== 1 || b !== 0;
+}
+
+function linearFilter(params: ParsedParams): { a: number; b: number } {
+  const brightness = (params.brightness ?? 100) / 100;
+  const contrast = (params.contrast ?? 100) / 100;
+  // Brightness scales, contrast stretches around mid-grey, invert mirrors: in that order.
+  const a = brightness * contrast;
+  const b = 128 * (1 - contrast);
+  return params.invert ? { a: -a, b: 255 - b } : { a, b };
+}
+
+function blend(matrix: Matrix3x3, amount: number): Matrix3x3 {
+  return matrix.map((line, i) => line.map((v, j) => (i === j ? 1 - amount : 0) + v * amount)) as Matrix3x3;
+}
+
+function multiply(m: Matrix3x3, n: Matrix3x3): Matrix3x3 {
+  return m.map((line) =>
+    [0, 1, 2].map((j) => line.reduce((sum, v, k) => sum + v * (n[k]?.[j] ?? 0), 0)),
+  ) as Matrix3x3;
+}
+
+/**
+ * Encoder settings. `q` is JPEG-like: AVIF reaches similar quality with lower numbers, so it
+ * gets two thirds of it (75 -> 50, sharp's own default). AVIF effort stays low so that cache
+ * misses remain fast. s=2 writes back only the orientation tag still in force.
+ */
+export function applyOutput(
+  image: Sharp,
+  format: OutputFormat,
+  params: ParsedParams,
+  orientation: Orientation,
+): Sharp {
+  const quality = Math.max(1, params.q ?? defaults.quality);
+  switch (format) {
+    case 'jpeg':
+      image.jpeg({ quality, optimiseCoding: params.o !== 0, mozjpeg: false });
+      break;
+    case 'png':
+      image.png();
+      break;
+    case 'gif':
+      image.gif();
+      break;
+    case 'webp':
+      image.webp({ quality, lossless: params.lossless === 1 });
+      break;
+    case 'avif':
+      image.avif({ quality: Math.max(1, Math.round((quality * 2) / 3)), effort: 3 });
+      break;
+  }
+  if (params.s === 2 && orientation !== 1 && format !== 'gif') {
+    image.withExif({ IFD0: { Orientation: String(orientation) } });
+  }
+  return image;
+}
