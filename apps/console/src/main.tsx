@@ -6,11 +6,13 @@ import { createRoot } from 'react-dom/client';
 import { I18nextProvider } from 'react-i18next';
 import { RouterProvider } from 'react-router/dom';
 import { createConsoleRouter } from './app/router.tsx';
-import { i18n } from './lib/i18n.ts';
+import { i18n, languageReady } from './lib/i18n.ts';
 import { queryClient } from './lib/query-client.ts';
 
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root element');
+
+await languageReady;
 
 createRoot(container).render(
   <StrictMode>

@@ -14,8 +14,8 @@ import { createServerApp, createServerDeps, loadConfig, type Config, type Server
 export interface TestServer {
   deps: ServerDeps;
   baseUrl: string;
-  /** Another listener over the same database with some configuration changed. */
-  withConfig(overrides: Partial<Config>): Promise<string>;
+  /** Another listener over the same database with some configuration or parts changed. */
+  withConfig(overrides: Partial<Config>, parts?: Partial<ServerDeps>): Promise<string>;
 }
 
 let shared: Promise<TestServer> | undefined;
@@ -47,7 +47,8 @@ export function testServer(): Promise<TestServer> {
     return {
       deps,
       baseUrl,
-      withConfig: (overrides) => listen({ ...deps, config: { ...deps.config, ...overrides } }),
+      withConfig: (overrides, parts = {}) =>
+        listen({ ...deps, ...parts, config: { ...deps.config, ...overrides } }),
     };
   })();
   return shared;
@@ -141,4 +142,26 @@ export async function createTestUser(
   });
   if (options.restrictedTo) await setUserRestrictions(deps.db, userId, options.restrictedTo);
   return { userId, email };
+}
+
+/** The newest mail to an address from the outbox, and the first link in it. */
+export async function lastMail(
+  deps: ServerDeps,
+  to: string,
+): Promise<{ subject: string; body: string; link: string }> {
+  const mail = await deps.db
+    .selectFrom('mail_outbox')
+    .selectAll()
+    .where('recipient', '=', to)
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
+  return { subject: mail.subject, body: mail.body, link: /https?:\/\/\S+/.exec(mail.body)?.[0] ?? '' };
+}
+
+/** Logs a fresh client in, for the common case. */
+export async function loggedIn(baseUrl: string, email: string, password = PASSWORD): Promise<Client> {
+  const client = new Client(baseUrl);
+  const result = await client.login(email, password);
+  if (result.status !== 200) throw new Error(`login failed: ${JSON.stringify(result.body)}`);
+  return client;
 }

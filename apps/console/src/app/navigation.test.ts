@@ -100,4 +100,19 @@ describe('buildNavigation', () => {
       'organizationUpdate',
     ]);
   });
+
+  it('adds the organization register and the mail outbox for administrators only', () => {
+    const administrator = menu({ user: user(Permission.admin), organization: organization(false) });
+    expect(ids(administrator.account?.items ?? [])).toEqual([
+      'changeOrganization',
+      'userUpdate',
+      'memberIndex',
+      'tokenIndex',
+      'organizationUpdate',
+      'userCreate',
+      'adminOutbox',
+    ]);
+    const full = menu({ user: user(127 & ~Permission.admin), organization: organization(false) });
+    expect(ids(full.account?.items ?? [])).not.toContain('adminOutbox');
+  });
 });

@@ -131,6 +131,10 @@ export function buildNavigation(session: Session, serviceSiteUrl: string): Navig
           'organizationUpdate',
           'plan',
         ]),
+        // Administrator pages outside the spec's menus: organizations are created there, and the
+        // outbox is where activation mails wait when no SMTP server is configured.
+        link('userCreate', 'nav.userCreate', paths.userCreate()),
+        link('adminOutbox', 'nav.adminOutbox', paths.adminOutbox()),
       ].filter(allowed),
     },
   };

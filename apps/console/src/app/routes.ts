@@ -41,6 +41,40 @@ const updatePassword: PageModule = () =>
   import('../features/user/components/update-password-page.tsx').then((m) => ({
     Component: m.UpdatePasswordPage,
   }));
+const memberIndex: PageModule = () =>
+  import('../features/member/components/member-index-page.tsx').then((m) => ({
+    Component: m.MemberIndexPage,
+  }));
+const memberNew: PageModule = () =>
+  import('../features/member/components/member-new-page.tsx').then((m) => ({ Component: m.MemberNewPage }));
+const memberUpdate: PageModule = () =>
+  import('../features/member/components/member-update-page.tsx').then((m) => ({
+    Component: m.MemberUpdatePage,
+  }));
+const tokenIndex: PageModule = () =>
+  import('../features/token/components/token-index-page.tsx').then((m) => ({ Component: m.TokenIndexPage }));
+const tokenNew: PageModule = () =>
+  import('../features/token/components/token-new-page.tsx').then((m) => ({ Component: m.TokenNewPage }));
+const plan: PageModule = () =>
+  import('../features/plan/components/plan-page.tsx').then((m) => ({ Component: m.PlanPage }));
+const organizationUpdate: PageModule = () =>
+  import('../features/organization/components/organization-update-page.tsx').then((m) => ({
+    Component: m.OrganizationUpdatePage,
+  }));
+const userUpdate: PageModule = () =>
+  import('../features/user/components/user-update-page.tsx').then((m) => ({ Component: m.UserUpdatePage }));
+const userActivity: PageModule = () =>
+  import('../features/user/components/account-activity-page.tsx').then((m) => ({
+    Component: m.AccountActivityPage,
+  }));
+const userCreate: PageModule = () =>
+  import('../features/admin/components/user-create-page.tsx').then((m) => ({ Component: m.UserCreatePage }));
+const adminOutbox: PageModule = () =>
+  import('../features/admin/components/outbox-page.tsx').then((m) => ({ Component: m.OutboxPage }));
+const activate: PageModule = () =>
+  import('../features/auth/components/activate-page.tsx').then((m) => ({ Component: m.ActivatePage }));
+const forget: PageModule = () =>
+  import('../features/auth/components/forget-page.tsx').then((m) => ({ Component: m.ForgetPage }));
 const notFound: PageModule = () =>
   import('../features/errors/components/not-found-page.tsx').then((m) => ({ Component: m.NotFoundPage }));
 const unsupported: PageModule = () =>
@@ -122,24 +156,24 @@ export const routes = {
     pattern: '/plan/',
     guard: { access: 'organization', permission: Permission.organization, organizationKind: 'image' },
     titleKey: 'title.plan',
-    page: titleOnly,
+    page: plan,
   },
-  memberIndex: { pattern: '/member/', guard: MEMBERS, titleKey: 'title.memberIndex', page: titleOnly },
-  memberNew: { pattern: '/member/new', guard: MEMBERS, titleKey: 'title.memberNew', page: titleOnly },
+  memberIndex: { pattern: '/member/', guard: MEMBERS, titleKey: 'title.memberIndex', page: memberIndex },
+  memberNew: { pattern: '/member/new', guard: MEMBERS, titleKey: 'title.memberNew', page: memberNew },
   memberUpdate: {
     pattern: '/member/:id/update',
     guard: MEMBERS,
     titleKey: 'title.memberUpdate',
-    page: titleOnly,
+    page: memberUpdate,
   },
-  tokenIndex: { pattern: '/token/', guard: ORGANIZATION, titleKey: 'title.tokenIndex', page: titleOnly },
-  tokenNew: { pattern: '/token/new', guard: ORGANIZATION, titleKey: 'title.tokenNew', page: titleOnly },
+  tokenIndex: { pattern: '/token/', guard: ORGANIZATION, titleKey: 'title.tokenIndex', page: tokenIndex },
+  tokenNew: { pattern: '/token/new', guard: ORGANIZATION, titleKey: 'title.tokenNew', page: tokenNew },
   help: { pattern: '/help/', guard: ORGANIZATION, titleKey: 'title.help', page: titleOnly },
   organizationUpdate: {
     pattern: '/organization/update',
     guard: { access: 'organization', permission: Permission.organization },
     titleKey: 'title.organizationUpdate',
-    page: titleOnly,
+    page: organizationUpdate,
   },
   adminStatistics: {
     pattern: '/admin/statistics',
@@ -153,12 +187,19 @@ export const routes = {
     titleKey: 'title.adminInvoices',
     page: titleOnly,
   },
-  userCreate: { pattern: '/user/create', guard: ADMIN, titleKey: 'title.userCreate', page: titleOnly },
+  userCreate: { pattern: '/user/create', guard: ADMIN, titleKey: 'title.userCreate', page: userCreate },
+  adminOutbox: { pattern: '/admin/outbox', guard: ADMIN, titleKey: 'title.adminOutbox', page: adminOutbox },
   userUpdate: {
     pattern: '/user/update',
     guard: { access: 'activated' },
     titleKey: 'title.userUpdate',
-    page: titleOnly,
+    page: userUpdate,
+  },
+  userActivity: {
+    pattern: '/user/activity',
+    guard: { access: 'activated' },
+    titleKey: 'title.userActivity',
+    page: userActivity,
   },
   updatePassword: {
     pattern: '/user/:userId/updatePassword',
@@ -173,8 +214,8 @@ export const routes = {
     page: changeOrganization,
   },
   login: { pattern: '/auth/login', guard: { access: 'guest' }, titleKey: 'title.login', page: login },
-  activate: { pattern: '/activate/:token', guard: PUBLIC, titleKey: 'title.activate', page: titleOnly },
-  forget: { pattern: '/forget/', guard: PUBLIC, titleKey: 'title.forget', page: titleOnly },
+  activate: { pattern: '/activate/:token', guard: PUBLIC, titleKey: 'title.activate', page: activate },
+  forget: { pattern: '/forget/', guard: PUBLIC, titleKey: 'title.forget', page: forget },
   previewGuest: { pattern: '/preview-guest', guard: PUBLIC, titleKey: 'title.previewGuest', page: titleOnly },
   docs: { pattern: '/docs/*', guard: PUBLIC, titleKey: 'title.docs', page: titleOnly },
   status: { pattern: '/status', guard: PUBLIC, titleKey: 'title.status', page: titleOnly },
@@ -202,6 +243,12 @@ function path(id: RouteID, params?: Record<string, ID>): string {
     : built;
 }
 
+function withQuery(base: string, query: Record<string, ID | undefined>): string {
+  const entries = Object.entries(query).filter((entry): entry is [string, ID] => entry[1] !== undefined);
+  if (entries.length === 0) return base;
+  return `${base}?${new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString()}`;
+}
+
 /** URL builders: the only way the console writes its own URLs. */
 export const paths = {
   home: () => path('home'),
@@ -226,13 +273,17 @@ export const paths = {
   organizationUpdate: () => path('organizationUpdate'),
   adminStatistics: () => path('adminStatistics'),
   adminInvoices: () => path('adminInvoices'),
-  userCreate: () => path('userCreate'),
+  /** `organization`: open that organization's edit form instead of the create form. */
+  userCreate: (query: { organization?: ID } = {}) => withQuery(path('userCreate'), query),
+  adminOutbox: () => path('adminOutbox'),
   userUpdate: () => path('userUpdate'),
+  userActivity: () => path('userActivity'),
   updatePassword: (userId: ID) => path('updatePassword', { userId }),
   changeOrganization: () => path('changeOrganization'),
   login: () => path('login'),
   activate: (token: string) => path('activate', { token }),
-  forget: () => path('forget'),
+  /** `token`: the link of a password reset mail, which opens the new-password form. */
+  forget: (query: { token?: string } = {}) => withQuery(path('forget'), query),
   previewGuest: () => path('previewGuest'),
   /** `page`: a document below /docs/, e.g. 'image/signed-url'; empty for the index. */
   docs: (page = '') => path('docs', { '*': page }),

@@ -1,4 +1,4 @@
-import { useCallback } from 'react';
+import { useCallback, useEffect } from 'react';
 import { useNavigate } from 'react-router';
 import type { FieldValues, Path, UseFormSetError } from 'react-hook-form';
 import { isErrorCode, type Invalids, type MessageKey } from '@ukiyo/contract';
@@ -78,4 +78,12 @@ export function useApiErrorHandler() {
     },
     [navigate],
   );
+}
+
+/** A query's failure goes through the same handler as a mutation's (once per failure). */
+export function useReportQueryError(error: unknown): void {
+  const handleError = useApiErrorHandler();
+  useEffect(() => {
+    if (error) handleError(error);
+  }, [error, handleError]);
 }

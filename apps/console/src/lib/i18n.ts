@@ -1,7 +1,6 @@
 import i18next, { type TFunction } from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { messagesIn, parseMessageRef } from '@ukiyo/contract';
-import en from '../locales/en/translation.json';
 import ja from '../locales/ja/translation.json';
 
 /** Japanese first: the default and the fallback (console-spec section 1). */
@@ -25,6 +24,17 @@ function storedLanguage(): Language {
   }
 }
 
+/**
+ * The console's texts in languages other than the default load on demand: Japanese is the
+ * default and the fallback, so only its catalogue rides in the entry chunk (the catalogues grow
+ * with every screen). The contract's messages are there anyway, in every language.
+ */
+const LOADERS: Record<Language, () => Promise<Record<string, string>>> = {
+  ja: async () => ja,
+  en: () => import('../locales/en/translation.json').then((module) => module.default),
+};
+const loaded = new Set<Language>([DEFAULT_LANGUAGE]);
+
 export const i18n = i18next.createInstance();
 
 void i18n.use(initReactI18next).init({
@@ -32,9 +42,10 @@ void i18n.use(initReactI18next).init({
   // errors, limits), so a message reference from `invalids` translates like a local key.
   resources: {
     ja: { translation: { ...messagesIn('ja'), ...ja } },
-    en: { translation: { ...messagesIn('en'), ...en } },
+    en: { translation: messagesIn('en') },
   },
-  lng: storedLanguage(),
+  partialBundledLanguages: true,
+  lng: DEFAULT_LANGUAGE,
   fallbackLng: DEFAULT_LANGUAGE,
   supportedLngs: [...LANGUAGES],
   // Keys are flat strings with dots ('error.internal'), not nested paths.
@@ -49,6 +60,27 @@ i18n.on('languageChanged', (language) => {
   document.documentElement.lang = language;
 });
 
+async function loadLanguage(language: Language): Promise<void> {
+  if (loaded.has(language)) return;
+  i18n.addResourceBundle(language, 'translation', await LOADERS[language](), true, true);
+  loaded.add(language);
+}
+
+/**
+ * The remembered language, ready: main.tsx waits for it before the first render so an English
+ * reader never sees Japanese flash by. A catalogue that fails to load leaves the default.
+ */
+export const languageReady: Promise<void> = (async () => {
+  const language = storedLanguage();
+  if (language === DEFAULT_LANGUAGE) return;
+  try {
+    await loadLanguage(language);
+    await i18n.changeLanguage(language);
+  } catch {
+    // Japanese stays: the console still works, and the switch can be tried again.
+  }
+})();
+
 export function currentLanguage(): Language {
   return isLanguage(i18n.language) ? i18n.language : DEFAULT_LANGUAGE;
 }
@@ -59,6 +91,7 @@ export async function setLanguage(language: Language): Promise<void> {
   } catch {
     // Not persisted, but the switch itself still applies to this page.
   }
+  await loadLanguage(language);
   await i18n.changeLanguage(language);
 }
 

@@ -17,7 +17,9 @@ export function tokenSecretHash(secret: string): string {
 
 /** The bearer form customers send: base64 of `{"token": secret}` with the trailing `=` removed. */
 export function encodeToken(secret: string): string {
-  return Buffer.from(JSON.stringify({ token: secret })).toString('base64').replace(/=+$/, '');
+  return Buffer.from(JSON.stringify({ token: secret }))
+    .toString('base64')
+    .replace(/=+$/, '');
 }
 
 export function decodeToken(encoded: string): string | undefined {
@@ -48,13 +50,23 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
   const row = await db
     .selectFrom('auth_tokens')
     .innerJoin('organizations', 'organizations.id', 'auth_tokens.organization_id')
-    .select(['auth_tokens.id', 'auth_tokens.organization_id', 'auth_tokens.permission', 'organizations.is_live'])
+    .select([
+      'auth_tokens.id',
+      'auth_tokens.organization_id',
+      'auth_tokens.permission',
+      'organizations.is_live',
+    ])
     .where('auth_tokens.token_hash', '=', tokenSecretHash(secret))
     .where('auth_tokens.enabled', '=', true)
     .where('auth_tokens.deleted_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
-  return { tokenId: row.id, organizationId: row.organization_id, isLive: row.is_live, permission: row.permission };
+  return {
+    tokenId: row.id,
+    organizationId: row.organization_id,
+    isLive: row.is_live,
+    permission: row.permission,
+  };
 }
 
 export function principalHolds(principal: TokenPrincipal, required: number): boolean {

@@ -14,7 +14,8 @@ import {
 /**
  * Kysely over embedded PGlite. PGlite is a single connection, so the driver hands it out to
  * one query or one transaction at a time: without the lock, a request's statements would run
- * inside another request's open transaction.
+ * inside another request's open transaction. Hence, inside a transaction, use only its own
+ * executor: a query through the outer `db` would wait for the transaction forever.
  */
 export class PGliteDialect implements Dialect {
   constructor(private readonly pglite: PGlite) {}

@@ -1,6 +1,7 @@
 import { authHandlers } from './auth.ts';
 import type { Handlers } from './context.ts';
 import { organizationHandlers } from './organizations.ts';
+import { originHandlers } from './origins.ts';
 import { tokenHandlers } from './tokens.ts';
 import { twoStepHandlers } from './two-step.ts';
 import { userHandlers } from './users.ts';
@@ -9,6 +10,7 @@ import { userHandlers } from './users.ts';
 export const handlers: Handlers = {
   ...authHandlers,
   ...organizationHandlers,
+  ...originHandlers,
   ...userHandlers,
   ...tokenHandlers,
   ...twoStepHandlers,

@@ -11,7 +11,7 @@ import {
 } from '../db/repositories/organizations.ts';
 import { createUser, findUserByEmail, findUserById, usersReaching } from '../db/repositories/users.ts';
 import { AppError, invalid, uniqueOr } from '../http/app-error.ts';
-import { sendActivation } from '../services/accounts.ts';
+import { prepareActivation } from '../services/accounts.ts';
 import { applyDuePlanChange, startOfNextMonthUtc } from '../services/plans.ts';
 import { authOf, organizationOf, type Handlers } from './context.ts';
 import { presentOrganization, presentUser } from './presenters.ts';
@@ -66,6 +66,7 @@ export const organizationHandlers: Handlers = {
     const { db } = context.deps;
     if (await findUserByEmail(db, user.emailAddress))
       throw invalid('user.emailAddress', 'validation.duplicate');
+    const passwordHash = await hashPassword(password);
     const created = await uniqueOr(invalid('organization.serviceCode', 'validation.duplicate'), () =>
       db.transaction().execute(async (trx) => {
         let accountId = sakuraAccount.sakuraAccountID;
@@ -99,14 +100,15 @@ export const organizationHandlers: Handlers = {
         const userId = await createUser(trx, {
           email: user.emailAddress,
           full_name: user.fullName,
-          password_hash: await hashPassword(password),
+          password_hash: passwordHash,
           permission: user.permission,
           sakura_account_id: accountId,
         });
-        await sendActivation(context.deps, trx, { id: userId, email: user.emailAddress });
-        return { organizationId, userId };
+        const mail = await prepareActivation(context.deps, trx, { id: userId, email: user.emailAddress });
+        return { organizationId, userId, mail };
       }),
     );
+    await context.deps.mailer.send(created.mail);
     const record = await reload(db, context, created.organizationId);
     const userRow = (await findUserById(db, created.userId))!;
     const account = await db
@@ -172,6 +174,7 @@ export const organizationHandlers: Handlers = {
       plan: normalisePlan(organization.plan),
       features: planFeatures(organization.plan),
       pendingPlan: organization.pending_plan,
+      pendingPlanAt: organization.pending_plan_at?.toISOString() ?? null,
     };
   },
 

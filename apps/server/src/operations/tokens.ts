@@ -47,12 +47,17 @@ export const tokenHandlers: Handlers = {
     const held = auth.user.permission;
     // A token never carries more than its creator holds: an unset mask (every flag) is for
     // members holding every permission, the administrator flag for administrators.
-    const permission = authToken.permission ?? ((held & ALL_MEMBER_PERMISSIONS) === ALL_MEMBER_PERMISSIONS ? null : held);
+    const permission =
+      authToken.permission ?? ((held & ALL_MEMBER_PERMISSIONS) === ALL_MEMBER_PERMISSIONS ? null : held);
     if (permission !== null && !isAdministrator(held) && (permission & ~held) !== 0) {
-      throw new AppError('validation error', { invalids: { 'authToken.permission': ['validation.permissionNotHeld'] } });
+      throw new AppError('validation error', {
+        invalids: { 'authToken.permission': ['validation.permissionNotHeld'] },
+      });
     }
     if (permission !== null && permission & Permission.admin && !isAdministrator(held)) {
-      throw new AppError('validation error', { invalids: { 'authToken.permission': ['validation.permissionNotHeld'] } });
+      throw new AppError('validation error', {
+        invalids: { 'authToken.permission': ['validation.permissionNotHeld'] },
+      });
     }
     const secret = newTokenSecret();
     const row = await context.deps.db
@@ -86,7 +91,11 @@ export const tokenHandlers: Handlers = {
   'auth_token.delete': async ({ authTokenID }, context) => {
     const { db } = context.deps;
     const row = await organizationToken(db, organizationOf(context).id, authTokenID);
-    await db.updateTable('auth_tokens').set({ enabled: false, deleted_at: new Date() }).where('id', '=', row.id).execute();
+    await db
+      .updateTable('auth_tokens')
+      .set({ enabled: false, deleted_at: new Date() })
+      .where('id', '=', row.id)
+      .execute();
     return {};
   },
 };

@@ -16,12 +16,20 @@ const BACKUP_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 const SECOND_STEP: ThrottleRule = { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
 
 function totpFor(user: UserRow, secret: string): TOTP {
-  return new TOTP({ issuer: 'Ukiyo', label: user.email, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+  return new TOTP({
+    issuer: 'Ukiyo',
+    label: user.email,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: 30,
+    secret: Secret.fromBase32(secret),
+  });
 }
 
 /** Backup codes look like `k3m9p-x2qrt`; the table keeps only a keyed digest of each. */
 function newBackupCode(): string {
-  const pick = () => Array.from({ length: 5 }, () => BACKUP_ALPHABET[randomInt(BACKUP_ALPHABET.length)]).join('');
+  const pick = () =>
+    Array.from({ length: 5 }, () => BACKUP_ALPHABET[randomInt(BACKUP_ALPHABET.length)]).join('');
   return `${pick()}-${pick()}`;
 }
 
@@ -32,7 +40,9 @@ async function replaceBackupCodes(deps: ServerDeps, db: Db, userId: number): Pro
   await db.deleteFrom('totp_backup_codes').where('user_id', '=', userId).execute();
   await db
     .insertInto('totp_backup_codes')
-    .values(codes.map((code) => ({ user_id: userId, code_hash: deps.secrets.digest(normaliseBackupCode(code)) })))
+    .values(
+      codes.map((code) => ({ user_id: userId, code_hash: deps.secrets.digest(normaliseBackupCode(code)) })),
+    )
     .execute();
   return codes;
 }
@@ -45,7 +55,9 @@ async function requirePassword(auth: AuthContext, password: string) {
 async function acceptsSecondFactor(deps: ServerDeps, user: UserRow, code: string): Promise<boolean> {
   if (!user.totp_secret_enc || !user.totp_enabled_at) return false;
   if (/^\d{6}$/.test(code)) {
-    return totpFor(user, deps.secrets.open(user.totp_secret_enc)).validate({ token: code, window: 1 }) !== null;
+    return (
+      totpFor(user, deps.secrets.open(user.totp_secret_enc)).validate({ token: code, window: 1 }) !== null
+    );
   }
   const spent = await deps.db
     .updateTable('totp_backup_codes')
@@ -84,7 +96,11 @@ export const twoStepHandlers: Handlers = {
       .execute();
     context.deps.sessions.invalidate({ userId: auth.user.id });
     const otpauthUri = totpFor(auth.user, secret).toString();
-    return { otpauthUri, qrCodeDataUrl: await QRCode.toDataURL(otpauthUri, { margin: 1, width: 220 }), secret };
+    return {
+      otpauthUri,
+      qrCodeDataUrl: await QRCode.toDataURL(otpauthUri, { margin: 1, width: 220 }),
+      secret,
+    };
   },
 
   'user.totp_enable': async ({ code }, context) => {
@@ -107,7 +123,11 @@ export const twoStepHandlers: Handlers = {
     const auth = authOf(context);
     await requirePassword(auth, password);
     await context.deps.db.transaction().execute(async (trx) => {
-      await trx.updateTable('users').set({ totp_secret_enc: null, totp_enabled_at: null }).where('id', '=', auth.user.id).execute();
+      await trx
+        .updateTable('users')
+        .set({ totp_secret_enc: null, totp_enabled_at: null })
+        .where('id', '=', auth.user.id)
+        .execute();
       await trx.deleteFrom('totp_backup_codes').where('user_id', '=', auth.user.id).execute();
     });
     context.deps.sessions.invalidate({ userId: auth.user.id });
@@ -122,7 +142,12 @@ export const twoStepHandlers: Handlers = {
   },
 
   'admin.outbox_list': async (_input, context) => {
-    const rows = await context.deps.db.selectFrom('mail_outbox').selectAll().orderBy('id', 'desc').limit(200).execute();
+    const rows = await context.deps.db
+      .selectFrom('mail_outbox')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(200)
+      .execute();
     return {
       mails: rows.map((row) => ({
         mailID: row.id,

@@ -25,7 +25,7 @@ import {
   newToken,
   publicUrl,
   RESET_MINUTES,
-  sendActivation,
+  prepareActivation,
   tokenHash,
 } from '../services/accounts.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
@@ -65,12 +65,12 @@ async function checkRestriction(
   auth: AuthContext,
   accountId: number,
   organizationIds: readonly number[],
+  field = 'restriction.organizationIDs',
 ) {
   for (const id of organizationIds) {
     const organization = await findReachableOrganization(db, auth.scope, id);
-    if (!organization || organization.sakura_account_id !== accountId) {
-      throw invalid('restriction.organizationIDs', 'validation.invalid');
-    }
+    if (!organization || organization.sakura_account_id !== accountId)
+      throw invalid(field, 'validation.invalid');
   }
 }
 
@@ -114,27 +114,29 @@ export const userHandlers: Handlers = {
     const auth = authOf(context);
     const organization = organizationOf(context);
     const accountId = managedAccount(context);
-    assertGrantable(auth, user.permission);
+    assertGrantable(auth, user.permission, undefined, 'user.permission');
     const restriction = user.restriction?.organizationIDs ?? [organization.id];
     const { db } = context.deps;
-    await checkRestriction(db, auth, accountId, restriction);
+    await checkRestriction(db, auth, accountId, restriction, 'user.restriction.organizationIDs');
     await assertUserLimit(db, organization);
     if (await findUserByEmail(db, user.emailAddress))
       throw invalid('user.emailAddress', 'validation.duplicate');
-    const created = await uniqueOr(invalid('user.emailAddress', 'validation.duplicate'), () =>
+    const passwordHash = await hashPassword(password);
+    const { created, mail } = await uniqueOr(invalid('user.emailAddress', 'validation.duplicate'), () =>
       db.transaction().execute(async (trx) => {
         const id = await createUser(trx, {
           email: user.emailAddress,
           full_name: user.fullName,
-          password_hash: await hashPassword(password),
+          password_hash: passwordHash,
           permission: user.permission,
           sakura_account_id: accountId,
         });
         await setUserRestrictions(trx, id, restriction);
-        await sendActivation(context.deps, trx, { id, email: user.emailAddress });
-        return (await findUserById(trx, id))!;
+        const mail = await prepareActivation(context.deps, trx, { id, email: user.emailAddress });
+        return { created: (await findUserById(trx, id))!, mail };
       }),
     );
+    await context.deps.mailer.send(mail);
     return { user: await present(db, created) };
   },
 
@@ -174,8 +176,11 @@ export const userHandlers: Handlers = {
         .where('id', '=', target.id)
         .execute();
       if (restriction) await setUserRestrictions(trx, target.id, restriction);
-      if (target.sakura_account_id !== null)
+      // Only a change that takes something away can leave an organization without a keeper.
+      const shrinks = (target.permission & ~input.permission) !== 0 || restriction !== undefined;
+      if (shrinks && target.sakura_account_id !== null) {
         await assertFullPermissionUserRemains(trx, target.sakura_account_id);
+      }
       return (await findUserById(trx, target.id))!;
     });
     sessions.invalidate({ userId: target.id });

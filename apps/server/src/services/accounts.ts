@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/session-store.ts';
 import type { Db } from '../db/database.ts';
 import { usersReaching } from '../db/repositories/users.ts';
 import { AppError, invalid } from '../http/app-error.ts';
-import { catalogueMail } from '../mail/mailer.ts';
+import { catalogueMail, type Mail } from '../mail/mailer.ts';
 import type { ServerDeps } from '../operations/context.ts';
 
 export const ACTIVATION_DAYS = 7;
@@ -29,14 +29,19 @@ export function publicUrl(deps: ServerDeps, path: string): string {
  * Who may set which bits: only bits the actor holds (administrators hold all); the
  * administrator bit only by administrators; on oneself, bits may be dropped but never regained.
  */
-export function assertGrantable(actor: AuthContext, permission: number, ownCurrent?: number): void {
+export function assertGrantable(
+  actor: AuthContext,
+  permission: number,
+  ownCurrent?: number,
+  field = 'permission',
+): void {
   const held = isAdministrator(actor.user.permission) ? 0x7f : actor.user.permission;
   const limit = ownCurrent === undefined ? held : held & ownCurrent;
   if (
     (permission & ~limit) !== 0 ||
     (permission & Permission.admin && !isAdministrator(actor.user.permission))
   ) {
-    throw invalid('permission', 'validation.permissionNotHeld');
+    throw invalid(field, 'validation.permissionNotHeld');
   }
 }
 
@@ -70,12 +75,15 @@ export async function assertUserLimit(
   if (Number(row.count) >= limit) throw new AppError('too many users exist in organization');
 }
 
-/** A new activation link for a user who is not activated yet, mailed to them. */
-export async function sendActivation(
+/**
+ * A new activation link for a user who is not activated yet: stores it with `db` (the caller's
+ * transaction) and returns the mail, to be sent once that transaction has committed.
+ */
+export async function prepareActivation(
   deps: ServerDeps,
   db: Db,
   user: { id: number; email: string },
-): Promise<void> {
+): Promise<Mail> {
   const token = newToken();
   await db
     .updateTable('users')
@@ -85,11 +93,9 @@ export async function sendActivation(
     })
     .where('id', '=', user.id)
     .execute();
-  await deps.mailer.send(
-    catalogueMail(user.email, 'mail.activation.subject', 'mail.activation.body', {
-      email: user.email,
-      days: ACTIVATION_DAYS,
-      url: publicUrl(deps, `activate/${token}`),
-    }),
-  );
+  return catalogueMail(user.email, 'mail.activation.subject', 'mail.activation.body', {
+    email: user.email,
+    days: ACTIVATION_DAYS,
+    url: publicUrl(deps, `activate/${token}`),
+  });
 }

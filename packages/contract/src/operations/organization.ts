@@ -29,7 +29,12 @@ export const organizationOperations = {
   }),
   'organization.plan_features': operation('organization.plan_features', {
     input: empty(),
-    output: z.object({ plan: z.number(), features: PlanFeatures, pendingPlan: z.number().nullable() }),
+    output: z.object({
+      plan: z.number(),
+      features: PlanFeatures,
+      pendingPlan: z.number().nullable(),
+      pendingPlanAt: z.string().nullable(),
+    }),
     access: 'organization',
   }),
   'organization.change_plan': operation('organization.change_plan', {

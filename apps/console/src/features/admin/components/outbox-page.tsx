@@ -1,0 +1,119 @@
+import { Fragment, useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Table from 'react-bootstrap/Table';
+import { useTranslation } from 'react-i18next';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { formatDateTime, splitLinks } from '../../../lib/format.ts';
+import { useOutbox } from '../api/admin-api.ts';
+
+/** A mail body as text, its addresses as links (activation and reset links are what one needs). */
+function MailBody({ body }: { body: string }) {
+  return (
+    <pre className="outbox-body mb-0" data-testid="outbox-body">
+      {splitLinks(body).map((part, index) =>
+        part.kind === 'link' ? (
+          <a key={index} href={part.value} data-testid="outbox-link">
+            {part.value}
+          </a>
+        ) : (
+          <Fragment key={index}>{part.value}</Fragment>
+        ),
+      )}
+    </pre>
+  );
+}
+
+export function OutboxPage() {
+  const { t, i18n } = useTranslation();
+  const outbox = useOutbox();
+  const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
+  useReportQueryError(outbox.error);
+
+  const toggle = (mailID: number) =>
+    setOpen((before) => {
+      const next = new Set(before);
+      if (!next.delete(mailID)) next.add(mailID);
+      return next;
+    });
+
+  const mails = outbox.data?.mails ?? [];
+  return (
+    <>
+      <PageHeader
+        title={t('title.adminOutbox')}
+        lead={t('outbox.lead')}
+        actions={
+          <Button
+            variant="outline-secondary"
+            disabled={outbox.isFetching}
+            onClick={() => void outbox.refetch()}
+            data-testid="outbox-refresh"
+          >
+            {t('outbox.refresh')}
+          </Button>
+        }
+      />
+      <Card className="shadow-sm border-0">
+        {outbox.isPending && <LoadingBlock />}
+        {outbox.isSuccess && mails.length === 0 && (
+          <Card.Body>
+            <Alert variant="secondary" className="mb-0" data-testid="outbox-empty">
+              {t('outbox.empty')}
+            </Alert>
+          </Card.Body>
+        )}
+        {mails.length > 0 && (
+          <Table responsive className="mb-0 align-middle" data-testid="outbox-table">
+            <thead className="table-light">
+              <tr>
+                <th scope="col">{t('outbox.to')}</th>
+                <th scope="col">{t('outbox.subject')}</th>
+                <th scope="col">{t('outbox.createdAt')}</th>
+                <th scope="col" className="text-end">
+                  <span className="visually-hidden">{t('common.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {mails.map((mail) => {
+                const expanded = open.has(mail.mailID);
+                return (
+                  <Fragment key={mail.mailID}>
+                    <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
+                      <td className="text-break">{mail.to}</td>
+                      <td data-testid="outbox-subject">{mail.subject}</td>
+                      <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
+                      <td className="text-end">
+                        <Button
+                          variant="outline-secondary"
+                          size="sm"
+                          aria-expanded={expanded}
+                          aria-controls={`outbox-body-${mail.mailID}`}
+                          onClick={() => toggle(mail.mailID)}
+                          data-testid="outbox-toggle"
+                        >
+                          {t(expanded ? 'outbox.hideBody' : 'outbox.showBody')}
+                        </Button>
+                      </td>
+                    </tr>
+                    {expanded && (
+                      <tr id={`outbox-body-${mail.mailID}`} className="outbox-body-row">
+                        <td colSpan={4}>
+                          <MailBody body={mail.body} />
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                );
+              })}
+            </tbody>
+          </Table>
+        )}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,439 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import { useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import Row from 'react-bootstrap/Row';
+import Table from 'react-bootstrap/Table';
+import { Controller, useForm, useWatch } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import {
+  ALL_MEMBER_PERMISSIONS,
+  ALL_PERMISSIONS,
+  loginPassword,
+  normalisePlan,
+  operations,
+  PLAN_NAMES,
+  type OperationInput,
+  type Operations,
+  type Organization,
+  type SakuraAccount,
+} from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { FieldError } from '../../../components/field-error.tsx';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { PermissionCheckboxes } from '../../../components/permission-checkboxes.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { useAdminOrganizations, useRegister, useUpdateOrganization } from '../api/admin-api.ts';
+import { OrganizationFields } from './organization-fields.tsx';
+
+const registerSchema = operations['admin.register'].input
+  .extend({ confirmation: loginPassword() })
+  .refine((form) => form.password === form.confirmation, {
+    path: ['confirmation'],
+    message: 'validation.notMatch',
+  });
+
+const emptyRegistration: OperationInput<Operations['admin.register']> & { confirmation: string } = {
+  user: { emailAddress: '', fullName: '', permission: ALL_MEMBER_PERMISSIONS },
+  organization: {
+    name: '',
+    serviceCode: '',
+    serviceDomain: '',
+    plan: 4,
+    isLive: false,
+    enableTextOverlay: false,
+    description: '',
+  },
+  sakuraAccount: { sakuraAccountID: 0, sakuraMemberCode: '', name: '' },
+  password: '',
+  confirmation: '',
+};
+
+/** The customer accounts the organizations belong to, once each. */
+function accountsOf(organizations: readonly Organization[]): SakuraAccount[] {
+  const accounts = new Map<number, SakuraAccount>();
+  for (const { sakuraAccount } of organizations) accounts.set(sakuraAccount.sakuraAccountID, sakuraAccount);
+  return [...accounts.values()].sort((a, b) => a.sakuraMemberCode.localeCompare(b.sakuraMemberCode));
+}
+
+function RegisterForm({ organizations }: { organizations: readonly Organization[] }) {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const registration = useRegister();
+  const accounts = accountsOf(organizations);
+  const [existing, setExisting] = useState(false);
+  const {
+    register,
+    control,
+    handleSubmit,
+    setError,
+    setValue,
+    reset,
+    formState: { errors },
+  } = useForm({ resolver: zodResolver(registerSchema), defaultValues: emptyRegistration });
+
+  // An existing account is named by its ID; its code and name travel along as they are.
+  const chooseAccount = (id: number) => {
+    const account = accounts.find((candidate) => candidate.sakuraAccountID === id);
+    setValue('sakuraAccount.sakuraAccountID', account?.sakuraAccountID ?? 0);
+    setValue('sakuraAccount.sakuraMemberCode', account?.sakuraMemberCode ?? '');
+    setValue('sakuraAccount.name', account?.name ?? '');
+  };
+  const chooseKind = (useExisting: boolean) => {
+    setExisting(useExisting);
+    chooseAccount(useExisting ? (accounts[0]?.sakuraAccountID ?? 0) : 0);
+  };
+
+  const submit = handleSubmit(async ({ confirmation: _confirmation, ...input }) => {
+    try {
+      const result = await registration.mutateAsync(input);
+      flash.now({
+        variant: 'success',
+        key: 'userCreate.registered',
+        params: { organization: result.organization.name, email: result.user.emailAddress },
+      });
+      reset(emptyRegistration);
+      setExisting(false);
+    } catch (error) {
+      handleError(error, { setError });
+    }
+  });
+
+  const accountID = useWatch({ control, name: 'sakuraAccount.sakuraAccountID' });
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="register-form">
+      <fieldset className="mb-4">
+        <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.account')}</legend>
+        <div className="d-flex flex-wrap gap-4 mb-3">
+          <Form.Check
+            type="radio"
+            id="register-account-new"
+            name="register-account-kind"
+            checked={!existing}
+            onChange={() => chooseKind(false)}
+            label={t('userCreate.accountNew')}
+            data-testid="register-account-new"
+          />
+          <Form.Check
+            type="radio"
+            id="register-account-existing"
+            name="register-account-kind"
+            checked={existing}
+            disabled={accounts.length === 0}
+            onChange={() => chooseKind(true)}
+            label={t('userCreate.accountExisting')}
+            data-testid="register-account-existing"
+          />
+        </div>
+        {existing ? (
+          <Form.Group className="mb-3" controlId="register-account-id">
+            <Form.Label>{t('userCreate.accountChoose')}</Form.Label>
+            <Form.Select
+              value={accountID ?? 0}
+              isInvalid={!!errors.sakuraAccount?.sakuraAccountID}
+              onChange={(event) => chooseAccount(Number(event.target.value))}
+              data-testid="register-account-id"
+            >
+              {accounts.map((account) => (
+                <option key={account.sakuraAccountID} value={account.sakuraAccountID}>
+                  {account.sakuraMemberCode} — {account.name}
+                </option>
+              ))}
+            </Form.Select>
+            <FieldError error={errors.sakuraAccount?.sakuraAccountID} />
+          </Form.Group>
+        ) : (
+          <Row>
+            <Col md={6}>
+              <TextField
+                id="register-member-code"
+                label={t('userCreate.memberCode')}
+                registration={register('sakuraAccount.sakuraMemberCode')}
+                error={errors.sakuraAccount?.sakuraMemberCode}
+              />
+            </Col>
+            <Col md={6}>
+              <TextField
+                id="register-account-name"
+                label={t('userCreate.accountName')}
+                registration={register('sakuraAccount.name')}
+                error={errors.sakuraAccount?.name}
+              />
+            </Col>
+          </Row>
+        )}
+      </fieldset>
+      <fieldset className="mb-4">
+        <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.organization')}</legend>
+        <OrganizationFields
+          register={(name, options) => register(`organization.${name}`, options)}
+          errors={errors.organization}
+          prefix="register"
+        />
+      </fieldset>
+      <fieldset className="mb-4">
+        <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.user')}</legend>
+        <Row>
+          <Col md={6}>
+            <TextField
+              id="register-email"
+              label={t('member.emailAddress')}
+              type="email"
+              autoComplete="off"
+              registration={register('user.emailAddress')}
+              error={errors.user?.emailAddress}
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="register-full-name"
+              label={t('member.fullName')}
+              autoComplete="off"
+              registration={register('user.fullName')}
+              error={errors.user?.fullName}
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="register-password"
+              label={t('member.initialPassword')}
+              type="password"
+              autoComplete="new-password"
+              registration={register('password')}
+              error={errors.password}
+              help={t('member.initialPasswordHelp')}
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="register-password-confirmation"
+              label={t('member.passwordConfirmation')}
+              type="password"
+              autoComplete="new-password"
+              registration={register('confirmation')}
+              error={errors.confirmation}
+            />
+          </Col>
+        </Row>
+        <div className="form-label">{t('member.permission')}</div>
+        <Controller
+          control={control}
+          name="user.permission"
+          render={({ field }) => (
+            <PermissionCheckboxes
+              value={field.value}
+              onChange={field.onChange}
+              grantable={ALL_PERMISSIONS}
+              testId="register-permission"
+              invalid={!!errors.user?.permission}
+            />
+          )}
+        />
+        <FieldError error={errors.user?.permission} block />
+        <Form.Text>{t('userCreate.permissionHelp')}</Form.Text>
+      </fieldset>
+      <SubmitButton busy={registration.isPending} testId="register-submit">
+        {t('userCreate.submit')}
+      </SubmitButton>
+    </Form>
+  );
+}
+
+function EditOrganizationForm({ organization }: { organization: Organization }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const handleError = useApiErrorHandler();
+  const update = useUpdateOrganization();
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm({
+    resolver: zodResolver(operations['admin.update_organization'].input),
+    defaultValues: {
+      organization: {
+        organizationID: organization.organizationID,
+        name: organization.name,
+        serviceCode: organization.serviceCode,
+        serviceDomain: organization.serviceDomain,
+        plan: normalisePlan(organization.plan),
+        isLive: organization.isLive,
+        enableTextOverlay: organization.enableTextOverlay,
+        description: organization.description,
+      },
+    },
+  });
+
+  const submit = handleSubmit(async (input) => {
+    try {
+      await update.mutateAsync(input);
+      flash.next({
+        variant: 'success',
+        key: 'userCreate.organizationUpdated',
+        params: { name: input.organization.name },
+      });
+      await navigate(paths.userCreate());
+    } catch (error) {
+      handleError(error, { setError });
+    }
+  });
+
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="organization-edit-form">
+      <p className="small text-body-secondary">
+        {t('userCreate.editLead', {
+          memberCode: organization.sakuraAccount.sakuraMemberCode,
+          account: organization.sakuraAccount.name,
+        })}
+      </p>
+      <OrganizationFields
+        register={(name, options) => register(`organization.${name}`, options)}
+        errors={errors.organization}
+        prefix="organization-edit"
+      />
+      <div className="d-flex gap-2">
+        <SubmitButton busy={update.isPending} testId="organization-edit-submit">
+          {t('common.save')}
+        </SubmitButton>
+        <Link
+          to={paths.userCreate()}
+          className="btn btn-outline-secondary"
+          data-testid="organization-edit-cancel"
+        >
+          {t('common.cancel')}
+        </Link>
+      </div>
+    </Form>
+  );
+}
+
+function OrganizationTable({
+  organizations,
+  editing,
+}: {
+  organizations: readonly Organization[];
+  editing: number | null;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Table responsive hover className="mb-0 align-middle" data-testid="organization-table">
+      <thead className="table-light">
+        <tr>
+          <th scope="col">{t('userCreate.memberCode')}</th>
+          <th scope="col">{t('userCreate.organizationName')}</th>
+          <th scope="col">{t('userCreate.serviceCode')}</th>
+          <th scope="col">{t('userCreate.kind')}</th>
+          <th scope="col">{t('userCreate.plan')}</th>
+          <th scope="col" className="text-end">
+            <span className="visually-hidden">{t('common.actions')}</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {organizations.map((organization) => (
+          <tr
+            key={organization.organizationID}
+            className={organization.organizationID === editing ? 'table-active' : undefined}
+            data-testid="organization-row"
+            data-organization-id={organization.organizationID}
+            data-service-code={organization.serviceCode}
+          >
+            <td>
+              <div>{organization.sakuraAccount.sakuraMemberCode}</div>
+              <div className="small text-body-secondary">{organization.sakuraAccount.name}</div>
+            </td>
+            <td>
+              <div>{organization.name}</div>
+              {organization.serviceDomain && (
+                <div className="small text-body-secondary">{organization.serviceDomain}</div>
+              )}
+            </td>
+            <td>
+              <code>{organization.serviceCode}</code>
+            </td>
+            <td>
+              <Badge bg={organization.isLive ? 'info' : 'secondary'}>
+                {t(organization.isLive ? 'organization.kindLive' : 'organization.kindImage')}
+              </Badge>
+            </td>
+            <td>{t(`plan.name.${PLAN_NAMES[normalisePlan(organization.plan)]}`)}</td>
+            <td className="text-end">
+              <Link
+                to={paths.userCreate({ organization: organization.organizationID })}
+                className="btn btn-sm btn-outline-primary"
+                data-testid="organization-edit"
+              >
+                {t('common.edit')}
+              </Link>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}
+
+export function UserCreatePage() {
+  const { t } = useTranslation();
+  const [search] = useSearchParams();
+  const query = useAdminOrganizations();
+  useReportQueryError(query.error);
+  const organizations = query.data?.organizations ?? [];
+  const editID = search.has('organization') ? Number(search.get('organization')) : null;
+  const editing = editID === null ? undefined : organizations.find((o) => o.organizationID === editID);
+
+  return (
+    <>
+      <PageHeader title={t('title.userCreate')} lead={t('userCreate.lead')} />
+      <Card className="shadow-sm border-0 mb-4 form-card">
+        <Card.Header className="bg-body py-3">
+          <h2 className="h6 mb-0">
+            {editID === null
+              ? t('userCreate.createTitle')
+              : t('userCreate.editTitle', { name: editing?.name ?? '' })}
+          </h2>
+        </Card.Header>
+        <Card.Body className="p-4">
+          {query.isPending ? (
+            <LoadingBlock />
+          ) : editID === null ? (
+            <RegisterForm organizations={organizations} />
+          ) : editing ? (
+            <EditOrganizationForm key={editing.organizationID} organization={editing} />
+          ) : (
+            <Alert variant="secondary" className="mb-0" data-testid="organization-edit-not-found">
+              {t('userCreate.organizationNotFound')}{' '}
+              <Link to={paths.userCreate()}>{t('userCreate.backToCreate')}</Link>
+            </Alert>
+          )}
+        </Card.Body>
+      </Card>
+      <Card className="shadow-sm border-0">
+        <Card.Header className="bg-body py-3 d-flex justify-content-between align-items-center">
+          <h2 className="h6 mb-0">{t('userCreate.organizations')}</h2>
+          <span className="small text-body-secondary">
+            {t('userCreate.organizationCount', { count: organizations.length })}
+          </span>
+        </Card.Header>
+        {query.isPending && <LoadingBlock />}
+        {query.isSuccess && organizations.length === 0 && (
+          <Card.Body>
+            <Alert variant="secondary" className="mb-0">
+              {t('userCreate.noOrganization')}
+            </Alert>
+          </Card.Body>
+        )}
+        {organizations.length > 0 && <OrganizationTable organizations={organizations} editing={editID} />}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,71 @@
+import Alert from 'react-bootstrap/Alert';
+import Card from 'react-bootstrap/Card';
+import { useTranslation } from 'react-i18next';
+import { Link, useParams } from 'react-router';
+import { paths } from '../../../app/routes.ts';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
+import { isLoggedIn, useSession } from '../../../lib/session.ts';
+import { useActivation } from '../api/auth-api.ts';
+
+/** Refusals of an activation link the page explains (console-spec section 8); others are internal. */
+const EXPLAINED = ['sql: no rows in result set', 'already activated', 'token is expired'];
+
+export function ActivatePage() {
+  const { t } = useTranslation();
+  const { token = '' } = useParams();
+  const { user } = useSession();
+  const activation = useActivation(token);
+  const error = activation.error;
+  const code = error instanceof ApiError && EXPLAINED.includes(error.code) ? error.code : null;
+  // Someone already logged in (say, an administrator checking the link) goes on to the console.
+  const next = isLoggedIn(user) ? paths.home() : paths.login();
+
+  return (
+    <div className="centered-panel wide">
+      <Card className="shadow-sm border-0">
+        <Card.Body className="p-4 p-sm-5">
+          <h1 className="h4 mb-4">{t('title.activate')}</h1>
+          {activation.isPending && <LoadingBlock />}
+          {activation.isSuccess && (
+            <div data-testid="activate-success">
+              <Alert variant="success">{t('activate.success')}</Alert>
+              <p>
+                {t('activate.account')}{' '}
+                <strong data-testid="activate-email">{activation.data.emailAddress}</strong>
+              </p>
+              <p className="small text-body-secondary">{t('activate.next')}</p>
+              <Link to={next} className="btn btn-primary" data-testid="activate-login">
+                {t('activate.login')}
+              </Link>
+            </div>
+          )}
+          {activation.isError && (
+            <div data-testid="activate-error" data-code={code ?? 'internal error'}>
+              <Alert variant={code === 'already activated' ? 'info' : 'danger'}>
+                {t(error instanceof ApiError && code ? error.messageKey : 'error.internal')}
+              </Alert>
+              <p className="small text-body-secondary">
+                {t(code === 'already activated' ? 'activate.alreadyHelp' : 'activate.failedHelp')}
+              </p>
+              <div className="d-flex gap-2">
+                <Link to={next} className="btn btn-primary" data-testid="activate-login">
+                  {t('activate.login')}
+                </Link>
+                {code !== 'already activated' && (
+                  <Link
+                    to={paths.forget()}
+                    className="btn btn-outline-secondary"
+                    data-testid="activate-forget"
+                  >
+                    {t('login.forgetLink')}
+                  </Link>
+                )}
+              </div>
+            </div>
+          )}
+        </Card.Body>
+      </Card>
+    </div>
+  );
+}

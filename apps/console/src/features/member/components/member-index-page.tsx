@@ -1,0 +1,217 @@
+import { useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Table from 'react-bootstrap/Table';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import type { User } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { useSession } from '../../../lib/session.ts';
+import { useDeleteUser, usePlanFeatures, useSetEnabled, useUsers } from '../api/member-api.ts';
+import { PermissionBadges } from './permission-badges.tsx';
+
+function MemberRow({
+  user,
+  self,
+  busy,
+  onToggle,
+  onDelete,
+}: {
+  user: User;
+  self: boolean;
+  busy: boolean;
+  onToggle: () => void;
+  onDelete: () => void;
+}) {
+  const { t, i18n } = useTranslation();
+  return (
+    <tr data-testid="member-row" data-email={user.emailAddress} data-user-id={user.userID}>
+      <td className="text-break">
+        {user.emailAddress}
+        {self && (
+          <Badge bg="info" className="ms-2" data-testid="member-self">
+            {t('member.you')}
+          </Badge>
+        )}
+      </td>
+      <td>{user.fullName}</td>
+      <td>
+        <PermissionBadges mask={user.permission} />
+      </td>
+      <td>
+        <Badge
+          bg={user.enabled ? 'success' : 'secondary'}
+          data-testid="member-enabled"
+          data-enabled={user.enabled}
+        >
+          {t(user.enabled ? 'common.enabled' : 'common.disabled')}
+        </Badge>
+      </td>
+      <td className="text-nowrap small" data-testid="member-activated">
+        {user.activatedAt ? (
+          formatDateTime(user.activatedAt, i18n.language)
+        ) : (
+          <Badge bg="warning" text="dark">
+            {t('member.notActivated')}
+          </Badge>
+        )}
+      </td>
+      <td className="text-end text-nowrap">
+        <Link
+          to={paths.memberUpdate(user.userID)}
+          className="btn btn-sm btn-outline-primary"
+          data-testid="member-edit"
+        >
+          {t('common.edit')}
+        </Link>
+        {/* One's own account is changed on the edit page or the account settings, not from here. */}
+        {!self && (
+          <>
+            <Button
+              variant="outline-secondary"
+              size="sm"
+              className="ms-2"
+              disabled={busy}
+              onClick={onToggle}
+              data-testid="member-toggle-enabled"
+            >
+              {t(user.enabled ? 'common.disable' : 'common.enable')}
+            </Button>
+            <Button
+              variant="outline-danger"
+              size="sm"
+              className="ms-2"
+              disabled={busy}
+              onClick={onDelete}
+              data-testid="member-delete"
+            >
+              {t('common.delete')}
+            </Button>
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function MemberIndexPage() {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const { user: me } = useSession();
+  const users = useUsers();
+  const plan = usePlanFeatures();
+  const setEnabled = useSetEnabled();
+  const remove = useDeleteUser();
+  const [deleting, setDeleting] = useState<User | null>(null);
+  useReportQueryError(users.error);
+
+  const toggle = async (user: User) => {
+    try {
+      await setEnabled.mutateAsync({ emailAddress: user.emailAddress, enabled: !user.enabled });
+      flash.now({
+        variant: 'success',
+        key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
+        params: { email: user.emailAddress },
+      });
+    } catch (error) {
+      handleError(error);
+    }
+  };
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    try {
+      await remove.mutateAsync({ userID: deleting.userID });
+      flash.now({ variant: 'success', key: 'member.deleted', params: { email: deleting.emailAddress } });
+    } catch (error) {
+      const failure = classifyApiError(error);
+      // The last full-permission member says why; other refusals are the spec's general failure.
+      const explained = failure.kind !== 'message' || failure.key === 'error.lastFullPermissionUser';
+      if (explained) handleError(error);
+      else flash.now({ variant: 'danger', key: 'error.userDeleteFailed' });
+    } finally {
+      setDeleting(null);
+    }
+  };
+
+  const list = users.data?.users ?? [];
+  const limit = plan.data?.features.userLimit;
+  return (
+    <>
+      <PageHeader
+        title={t('title.memberIndex')}
+        lead={
+          users.isSuccess &&
+          (limit === null || limit === undefined
+            ? t('member.count', { count: list.length })
+            : t('member.countWithLimit', { count: list.length, limit }))
+        }
+        actions={
+          <Link to={paths.memberNew()} className="btn btn-primary" data-testid="member-new">
+            {t('member.add')}
+          </Link>
+        }
+      />
+      <Card className="shadow-sm border-0">
+        {users.isPending && <LoadingBlock />}
+        {users.isSuccess && list.length === 0 && (
+          <Card.Body>
+            <Alert variant="secondary" className="mb-0" data-testid="member-empty">
+              {t('member.empty')}
+            </Alert>
+          </Card.Body>
+        )}
+        {list.length > 0 && (
+          <Table responsive hover className="mb-0 align-middle" data-testid="member-table">
+            <thead className="table-light">
+              <tr>
+                <th scope="col">{t('member.emailAddress')}</th>
+                <th scope="col">{t('member.fullName')}</th>
+                <th scope="col">{t('member.permission')}</th>
+                <th scope="col">{t('member.status')}</th>
+                <th scope="col">{t('member.activatedAt')}</th>
+                <th scope="col" className="text-end">
+                  <span className="visually-hidden">{t('common.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((user) => (
+                <MemberRow
+                  key={user.userID}
+                  user={user}
+                  self={user.userID === me?.userID}
+                  busy={
+                    (setEnabled.isPending && setEnabled.variables?.emailAddress === user.emailAddress) ||
+                    (remove.isPending && remove.variables?.userID === user.userID)
+                  }
+                  onToggle={() => void toggle(user)}
+                  onDelete={() => setDeleting(user)}
+                />
+              ))}
+            </tbody>
+          </Table>
+        )}
+      </Card>
+      <ConfirmModal
+        show={deleting !== null}
+        title={t('member.deleteTitle')}
+        confirmLabel={t('common.delete')}
+        busy={remove.isPending}
+        testId="member-delete"
+        onConfirm={() => void confirmDelete()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p className="mb-0">{t('member.deleteConfirm', { email: deleting?.emailAddress ?? '' })}</p>
+      </ConfirmModal>
+    </>
+  );
+}

@@ -1,0 +1,241 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import Row from 'react-bootstrap/Row';
+import { Controller, useController, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useParams } from 'react-router';
+import { bool, isAdministrator, operations, type User } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { FieldError } from '../../../components/field-error.tsx';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { PermissionCheckboxes } from '../../../components/permission-checkboxes.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { grantableMask } from '../../../lib/permission-choices.ts';
+import { useSession } from '../../../lib/session.ts';
+import { useOrganizations, useSetEnabled, useUpdateUser, useUser } from '../api/member-api.ts';
+import { RestrictionField } from './restriction-field.tsx';
+import { useAccountOrganizations } from './use-account-organizations.ts';
+
+const schema = operations['user.update'].input
+  .omit({ oldEmailAddress: true, password: true })
+  .extend({ restricted: bool() })
+  .refine((form) => !form.restricted || (form.restriction?.organizationIDs?.length ?? 0) > 0, {
+    path: ['restriction', 'organizationIDs'],
+    message: 'validation.required',
+  });
+
+function StatusCard({ user, self }: { user: User; self: boolean }) {
+  const { t, i18n } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const setEnabled = useSetEnabled();
+  const toggle = async () => {
+    try {
+      await setEnabled.mutateAsync({ emailAddress: user.emailAddress, enabled: !user.enabled });
+      flash.now({
+        variant: 'success',
+        key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
+        params: { email: user.emailAddress },
+      });
+    } catch (error) {
+      handleError(error);
+    }
+  };
+  return (
+    <Card className="shadow-sm border-0 mb-4">
+      <Card.Body className="d-flex flex-wrap align-items-center justify-content-between gap-3">
+        <div>
+          <div className="small text-body-secondary">{t('member.status')}</div>
+          <Badge
+            bg={user.enabled ? 'success' : 'secondary'}
+            className="me-2"
+            data-testid="member-enabled"
+            data-enabled={user.enabled}
+          >
+            {t(user.enabled ? 'common.enabled' : 'common.disabled')}
+          </Badge>
+          {user.activatedAt ? (
+            <span className="small text-body-secondary">
+              {t('member.activatedOn', { date: formatDateTime(user.activatedAt, i18n.language) })}
+            </span>
+          ) : (
+            <Badge bg="warning" text="dark">
+              {t('member.notActivated')}
+            </Badge>
+          )}
+        </div>
+        {!self && (
+          <Button
+            variant={user.enabled ? 'outline-danger' : 'outline-success'}
+            disabled={setEnabled.isPending}
+            onClick={() => void toggle()}
+            data-testid="member-toggle-enabled"
+          >
+            {t(user.enabled ? 'common.disable' : 'common.enable')}
+          </Button>
+        )}
+      </Card.Body>
+    </Card>
+  );
+}
+
+function MemberUpdateForm({ user }: { user: User }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const handleError = useApiErrorHandler();
+  const { user: me, organization } = useSession();
+  const update = useUpdateUser();
+  const self = me?.userID === user.userID;
+  const admin = isAdministrator(me?.permission ?? 0);
+  // A member cannot widen their own restriction; the server refuses it.
+  const canRestrict = !self || admin;
+  const organizations = useAccountOrganizations(useOrganizations(), organization);
+  const {
+    register,
+    control,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm({
+    resolver: zodResolver(schema),
+    defaultValues: {
+      emailAddress: user.emailAddress,
+      fullName: user.fullName,
+      permission: user.permission,
+      restriction: { organizationIDs: user.restriction.organizationIDs },
+      restricted: user.restriction.organizationIDs.length > 0,
+    },
+  });
+  const { field: restricted } = useController({ control, name: 'restricted' });
+  const { field: organizationIDs } = useController({ control, name: 'restriction.organizationIDs' });
+
+  const submit = handleSubmit(async ({ emailAddress, fullName, permission, restriction, restricted }) => {
+    try {
+      await update.mutateAsync({
+        oldEmailAddress: user.emailAddress,
+        emailAddress,
+        fullName,
+        permission,
+        ...(canRestrict
+          ? { restriction: { organizationIDs: restricted ? (restriction?.organizationIDs ?? []) : [] } }
+          : {}),
+      });
+      flash.next({ variant: 'success', key: 'member.updated', params: { email: emailAddress } });
+      await navigate(paths.memberIndex());
+    } catch (error) {
+      handleError(error, { setError });
+    }
+  });
+
+  return (
+    <Card className="shadow-sm border-0 form-card">
+      <Card.Body className="p-4">
+        <Form noValidate onSubmit={(event) => void submit(event)} data-testid="member-form">
+          <Row>
+            <Col md={6}>
+              <TextField
+                id="member-email"
+                label={t('member.emailAddress')}
+                type="email"
+                autoComplete="off"
+                disabled={self}
+                registration={register('emailAddress')}
+                error={errors.emailAddress}
+                help={
+                  self && (
+                    <>
+                      {t('member.ownEmailHelp')} <Link to={paths.userUpdate()}>{t('nav.userUpdate')}</Link>
+                    </>
+                  )
+                }
+              />
+            </Col>
+            <Col md={6}>
+              <TextField
+                id="member-full-name"
+                label={t('member.fullName')}
+                autoComplete="off"
+                registration={register('fullName')}
+                error={errors.fullName}
+              />
+            </Col>
+          </Row>
+          <fieldset className="mb-3">
+            <legend className="form-label fs-6">{t('member.permission')}</legend>
+            {self && <p className="small text-body-secondary">{t('member.ownPermissionHelp')}</p>}
+            <Controller
+              control={control}
+              name="permission"
+              render={({ field }) => (
+                <PermissionCheckboxes
+                  value={field.value}
+                  onChange={field.onChange}
+                  grantable={grantableMask(me?.permission ?? 0, self ? user.permission : undefined)}
+                  testId="member-permission"
+                  invalid={!!errors.permission}
+                />
+              )}
+            />
+            <FieldError error={errors.permission} block />
+          </fieldset>
+          {canRestrict && (
+            <RestrictionField
+              restricted={restricted.value}
+              onRestrictedChange={restricted.onChange}
+              organizationIDs={organizationIDs.value ?? []}
+              onOrganizationIDsChange={organizationIDs.onChange}
+              organizations={organizations}
+              error={restricted.value ? errors.restriction?.organizationIDs?.message : undefined}
+            />
+          )}
+          <div className="d-flex gap-2 mt-4">
+            <SubmitButton busy={update.isPending} testId="member-submit">
+              {t('common.save')}
+            </SubmitButton>
+            <Link to={paths.memberIndex()} className="btn btn-outline-secondary" data-testid="member-cancel">
+              {t('common.cancel')}
+            </Link>
+          </div>
+        </Form>
+      </Card.Body>
+    </Card>
+  );
+}
+
+export function MemberUpdatePage() {
+  const { t } = useTranslation();
+  const { id } = useParams();
+  const { user: me } = useSession();
+  const userID = Number(id);
+  const query = useUser(userID);
+  useReportQueryError(query.error);
+  const user = query.data?.user;
+  const valid = Number.isInteger(userID) && userID > 0;
+  return (
+    <>
+      <PageHeader title={t('title.memberUpdate')} lead={user?.emailAddress} />
+      {!valid || query.isError ? (
+        <Alert variant="secondary" data-testid="member-not-found">
+          {t('member.notFound')} <Link to={paths.memberIndex()}>{t('member.backToList')}</Link>
+        </Alert>
+      ) : !user ? (
+        <LoadingBlock />
+      ) : (
+        <>
+          <StatusCard user={user} self={user.userID === me?.userID} />
+          {/* Keyed by the loaded user: a refetch after saving starts the form from the new values. */}
+          <MemberUpdateForm key={`${user.userID}:${user.emailAddress}`} user={user} />
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,84 @@
+import Form from 'react-bootstrap/Form';
+import { useTranslation } from 'react-i18next';
+import type { Organization } from '@ukiyo/contract';
+import { translateRef } from '../../../lib/i18n.ts';
+
+/**
+ * Which organizations of the account a member reaches: all of them (an empty list on the wire),
+ * or those chosen. Only organizations of the current account can be named.
+ */
+export function RestrictionField({
+  restricted,
+  onRestrictedChange,
+  organizationIDs,
+  onOrganizationIDsChange,
+  organizations,
+  error,
+}: {
+  restricted: boolean;
+  onRestrictedChange: (restricted: boolean) => void;
+  organizationIDs: readonly number[];
+  onOrganizationIDsChange: (ids: number[]) => void;
+  organizations: readonly Organization[];
+  error: string | undefined;
+}) {
+  const { t } = useTranslation();
+  const toggle = (id: number, on: boolean) =>
+    onOrganizationIDsChange(
+      on ? [...organizationIDs.filter((other) => other !== id), id] : organizationIDs.filter((o) => o !== id),
+    );
+  return (
+    <fieldset className="mb-3" data-testid="member-restriction">
+      <legend className="form-label fs-6">{t('member.restriction')}</legend>
+      <Form.Check
+        type="radio"
+        id="member-restriction-all"
+        name="member-restriction"
+        checked={!restricted}
+        onChange={() => onRestrictedChange(false)}
+        label={t('member.restrictionAll')}
+        data-testid="member-restriction-all"
+      />
+      <Form.Check
+        type="radio"
+        id="member-restriction-selected"
+        name="member-restriction"
+        checked={restricted}
+        onChange={() => onRestrictedChange(true)}
+        label={t('member.restrictionSelected')}
+        data-testid="member-restriction-selected"
+      />
+      {restricted && (
+        <div className="border rounded p-3 mt-2 bg-body-tertiary">
+          {organizations.length === 0 && (
+            <p className="small text-body-secondary mb-0">{t('member.restrictionNoOrganization')}</p>
+          )}
+          {organizations.map((organization) => (
+            <Form.Check
+              key={organization.organizationID}
+              type="checkbox"
+              id={`member-organization-${organization.organizationID}`}
+              checked={organizationIDs.includes(organization.organizationID)}
+              isInvalid={!!error}
+              onChange={(event) => toggle(organization.organizationID, event.target.checked)}
+              label={
+                <>
+                  {organization.name}{' '}
+                  <span className="small text-body-secondary">({organization.serviceCode})</span>
+                </>
+              }
+              data-testid="member-organization"
+              data-organization-id={organization.organizationID}
+              data-service-code={organization.serviceCode}
+            />
+          ))}
+          {error && (
+            <div className="invalid-feedback d-block" data-testid="member-restriction-error">
+              {translateRef(t, error)}
+            </div>
+          )}
+        </div>
+      )}
+    </fieldset>
+  );
+}

@@ -1,0 +1,148 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import type { ReactNode } from 'react';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import Row from 'react-bootstrap/Row';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link, useRevalidator } from 'react-router';
+import {
+  hasPermission,
+  normalisePlan,
+  operations,
+  Permission,
+  PLAN_NAMES,
+  type Organization,
+} from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import { useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { useSession } from '../../../lib/session.ts';
+import { useUpdateOrganization } from '../api/organization-api.ts';
+
+/** What the organization is, which only administrators change (on the organization register). */
+function Facts({ organization }: { organization: Organization }) {
+  const { t } = useTranslation();
+  const { user } = useSession();
+  const canChangePlan = !organization.isLive && hasPermission(user?.permission ?? 0, Permission.organization);
+  const facts: [string, ReactNode][] = [
+    ['memberCode', organization.sakuraAccount.sakuraMemberCode],
+    ['serviceCode', organization.serviceCode],
+    ['kind', t(organization.isLive ? 'organization.kindLive' : 'organization.kindImage')],
+    [
+      'plan',
+      <>
+        {t(`plan.name.${PLAN_NAMES[normalisePlan(organization.plan)]}`)}
+        {canChangePlan && (
+          <Link to={paths.plan()} className="ms-2 small" data-testid="organization-plan-link">
+            {t('organization.changePlan')}
+          </Link>
+        )}
+      </>,
+    ],
+  ];
+  return (
+    <dl className="row mb-0 small" data-testid="organization-facts">
+      {facts.map(([key, value]) => (
+        <div key={key} className="col-sm-6 col-lg-3 mb-2">
+          <dt className="text-body-secondary fw-normal">{t(`organization.${key}`)}</dt>
+          <dd className="mb-0 fw-semibold" data-testid={`organization-${key}`}>
+            {value}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function OrganizationForm({ organization }: { organization: Organization }) {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const revalidator = useRevalidator();
+  const update = useUpdateOrganization();
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm({
+    resolver: zodResolver(operations['organization.update'].input),
+    defaultValues: {
+      name: organization.name,
+      serviceDomain: organization.serviceDomain,
+      description: organization.description,
+    },
+  });
+
+  const submit = handleSubmit(async (input) => {
+    try {
+      await update.mutateAsync(input);
+      flash.now({ variant: 'success', key: 'organization.updated' });
+      // The navbar and every page read the organization from the session.
+      void revalidator.revalidate();
+    } catch (error) {
+      handleError(error, { setError });
+    }
+  });
+
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="organization-form">
+      <Row>
+        <Col md={6}>
+          <TextField
+            id="organization-name"
+            label={t('organization.name')}
+            registration={register('name')}
+            error={errors.name}
+          />
+        </Col>
+        <Col md={6}>
+          <TextField
+            id="organization-service-domain"
+            label={t('organization.serviceDomain')}
+            placeholder="www.example.com"
+            registration={register('serviceDomain')}
+            error={errors.serviceDomain}
+            help={t('organization.serviceDomainHelp')}
+          />
+        </Col>
+      </Row>
+      <TextField
+        id="organization-description"
+        label={t('organization.description')}
+        as="textarea"
+        rows={4}
+        registration={register('description')}
+        error={errors.description}
+      />
+      <SubmitButton busy={update.isPending} testId="organization-submit">
+        {t('common.save')}
+      </SubmitButton>
+    </Form>
+  );
+}
+
+export function OrganizationUpdatePage() {
+  const { t } = useTranslation();
+  const { organization } = useSession();
+  if (!organization) return null;
+  return (
+    <>
+      <PageHeader title={t('title.organizationUpdate')} lead={t('organization.lead')} />
+      <Card className="shadow-sm border-0 mb-4">
+        <Card.Body className="p-4">
+          <Facts organization={organization} />
+        </Card.Body>
+      </Card>
+      <Card className="shadow-sm border-0 form-card">
+        <Card.Body className="p-4">
+          <OrganizationForm key={organization.organizationID} organization={organization} />
+        </Card.Body>
+      </Card>
+    </>
+  );
+}

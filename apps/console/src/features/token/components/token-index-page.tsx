@@ -1,0 +1,198 @@
+import { useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Form from 'react-bootstrap/Form';
+import Table from 'react-bootstrap/Table';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import type { OperationOutput, Operations } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { useDeleteToken, useDisableToken, useTokens } from '../api/token-api.ts';
+import { TokenPermissionBadges } from './token-permission-badges.tsx';
+
+type Token = OperationOutput<Operations['auth_token.list']>['authTokens'][number];
+
+function TokenStatus({ token }: { token: Token }) {
+  const { t } = useTranslation();
+  const [bg, key] = token.deleted
+    ? ['dark', 'token.deletedStatus']
+    : token.enabled
+      ? ['success', 'common.enabled']
+      : ['secondary', 'common.disabled'];
+  return (
+    <Badge bg={bg} data-testid="token-status" data-enabled={token.enabled} data-deleted={token.deleted}>
+      {t(key)}
+    </Badge>
+  );
+}
+
+export function TokenIndexPage() {
+  const { t, i18n } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const [showDeleted, setShowDeleted] = useState(false);
+  const tokens = useTokens(showDeleted);
+  const disable = useDisableToken();
+  const remove = useDeleteToken();
+  const [deleting, setDeleting] = useState<Token | null>(null);
+  useReportQueryError(tokens.error);
+
+  const disableToken = async (token: Token) => {
+    try {
+      await disable.mutateAsync({ authTokenID: token.authTokenID });
+      flash.now({ variant: 'success', key: 'token.disabled' });
+    } catch (error) {
+      handleError(error);
+    }
+  };
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    try {
+      await remove.mutateAsync({ authTokenID: deleting.authTokenID });
+      flash.now({ variant: 'success', key: 'token.deleted' });
+    } catch (error) {
+      // Session and input problems have their own handling; any other refusal is the spec's message.
+      if (classifyApiError(error).kind === 'message' || classifyApiError(error).kind === 'internal') {
+        flash.now({ variant: 'danger', key: 'error.tokenDeleteFailed' });
+      } else {
+        handleError(error);
+      }
+    } finally {
+      setDeleting(null);
+    }
+  };
+
+  const list = tokens.data?.authTokens ?? [];
+  return (
+    <>
+      <PageHeader
+        title={t('title.tokenIndex')}
+        lead={t('token.lead')}
+        actions={
+          <Link to={paths.tokenNew()} className="btn btn-primary" data-testid="token-new">
+            {t('token.issue')}
+          </Link>
+        }
+      />
+      <Card className="shadow-sm border-0">
+        <Card.Header className="bg-body d-flex justify-content-end py-2">
+          <Form.Check
+            type="switch"
+            id="token-show-deleted"
+            checked={showDeleted}
+            onChange={(event) => setShowDeleted(event.target.checked)}
+            label={t('token.showDeleted')}
+            data-testid="token-show-deleted"
+          />
+        </Card.Header>
+        {tokens.isPending && <LoadingBlock />}
+        {tokens.isSuccess && list.length === 0 && (
+          <Card.Body>
+            <Alert variant="secondary" className="mb-0" data-testid="token-empty">
+              {t('token.empty')}
+            </Alert>
+          </Card.Body>
+        )}
+        {list.length > 0 && (
+          <Table responsive hover className="mb-0 align-middle" data-testid="token-table">
+            <thead className="table-light">
+              <tr>
+                <th scope="col">{t('token.description')}</th>
+                <th scope="col">{t('token.token')}</th>
+                <th scope="col">{t('token.permission')}</th>
+                <th scope="col">{t('token.status')}</th>
+                <th scope="col">{t('token.createdAt')}</th>
+                <th scope="col" className="text-end">
+                  <span className="visually-hidden">{t('common.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((token) => {
+                const busy =
+                  (disable.isPending && disable.variables?.authTokenID === token.authTokenID) ||
+                  (remove.isPending && remove.variables?.authTokenID === token.authTokenID);
+                return (
+                  <tr
+                    key={token.authTokenID}
+                    className={token.deleted ? 'text-body-secondary' : undefined}
+                    data-testid="token-row"
+                    data-token-id={token.authTokenID}
+                    data-description={token.description}
+                  >
+                    <td className="text-break">
+                      {token.description || (
+                        <span className="text-body-secondary">{t('token.noDescription')}</span>
+                      )}
+                    </td>
+                    <td>
+                      <code className="text-nowrap" data-testid="token-masked">
+                        {token.token}
+                      </code>
+                    </td>
+                    <td>
+                      <TokenPermissionBadges mask={token.permission} />
+                    </td>
+                    <td>
+                      <TokenStatus token={token} />
+                    </td>
+                    <td className="text-nowrap small">{formatDateTime(token.createdAt, i18n.language)}</td>
+                    <td className="text-end text-nowrap">
+                      {!token.deleted && token.enabled && (
+                        <Button
+                          variant="outline-secondary"
+                          size="sm"
+                          disabled={busy}
+                          onClick={() => void disableToken(token)}
+                          data-testid="token-disable"
+                        >
+                          {t('common.disable')}
+                        </Button>
+                      )}
+                      {!token.deleted && (
+                        <Button
+                          variant="outline-danger"
+                          size="sm"
+                          className="ms-2"
+                          disabled={busy}
+                          onClick={() => setDeleting(token)}
+                          data-testid="token-delete"
+                        >
+                          {t('common.delete')}
+                        </Button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </Table>
+        )}
+      </Card>
+      <ConfirmModal
+        show={deleting !== null}
+        title={t('token.deleteTitle')}
+        confirmLabel={t('common.delete')}
+        busy={remove.isPending}
+        testId="token-delete"
+        onConfirm={() => void confirmDelete()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>{t('token.deleteConfirm')}</p>
+        {deleting && (
+          <p className="mb-0 small text-body-secondary">
+            {deleting.description || t('token.noDescription')} <code>{deleting.token}</code>
+          </p>
+        )}
+      </ConfirmModal>
+    </>
+  );
+}

@@ -1,0 +1,198 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { ConversionParameterTable, OriginTable } from '../tables.ts';
+import type { Scope } from './scope.ts';
+
+export type OriginRow = Selectable<OriginTable>;
+export type ConversionParameterRow = Selectable<ConversionParameterTable>;
+
+export interface OriginValues {
+  kind: number;
+  originName: string;
+  enableSignedUrl: boolean;
+  signingSecretEnc: string;
+  defaultCache: number;
+  description: string;
+  config: Record<string, unknown>;
+  acl: { isAllowList: boolean; cidrs: string[] };
+  overridableParameters: string;
+}
+
+export interface RuleValues {
+  pattern: string;
+  path: string;
+  parameter: string;
+  disallowOverride: boolean;
+}
+
+/** Origins of the organizations the scope reaches (the same rule as organizations.ts). */
+function reachable(db: Db, scope: Scope) {
+  let query = db
+    .selectFrom('origins')
+    .innerJoin('organizations', 'organizations.id', 'origins.organization_id')
+    .selectAll('origins');
+  if (!scope.isAdmin) {
+    query = query.where('organizations.sakura_account_id', '=', scope.accountId ?? -1);
+    if (scope.restrictedTo.length > 0) query = query.where('organizations.id', 'in', scope.restrictedTo);
+  }
+  return query;
+}
+
+export function listOrigins(db: Db, scope: Scope, organizationId: number): Promise<OriginRow[]> {
+  return reachable(db, scope)
+    .where('origins.organization_id', '=', organizationId)
+    .orderBy('origins.id')
+    .execute();
+}
+
+export function findOrigin(
+  db: Db,
+  scope: Scope,
+  organizationId: number,
+  originId: number,
+): Promise<OriginRow | undefined> {
+  return reachable(db, scope)
+    .where('origins.organization_id', '=', organizationId)
+    .where('origins.id', '=', originId)
+    .executeTakeFirst();
+}
+
+export async function countOrigins(db: Db, organizationId: number): Promise<number> {
+  const row = await db
+    .selectFrom('origins')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('organization_id', '=', organizationId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Whether a host name is taken as any origin's name or custom domain (other than `exceptId`). */
+export async function hostTaken(db: Db, host: string, exceptId = -1): Promise<boolean> {
+  const lower = host.toLowerCase();
+  const row = await db
+    .selectFrom('origins')
+    .select('id')
+    .where((eb) => eb.or([eb(sql`lower(origin_name)`, '=', lower), eb(sql`lower(name)`, '=', lower)]))
+    .where('id', '<>', exceptId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function rulesOf(
+  db: Db,
+  originIds: readonly number[],
+): Promise<Map<number, ConversionParameterRow[]>> {
+  const map = new Map<number, ConversionParameterRow[]>(originIds.map((id) => [id, []]));
+  if (originIds.length === 0) return map;
+  const rows = await db
+    .selectFrom('conversion_parameters')
+    .selectAll()
+    .where('origin_id', 'in', originIds)
+    .orderBy('position')
+    .execute();
+  for (const row of rows) map.get(row.origin_id)?.push(row);
+  return map;
+}
+
+/** This month's usage (UTC) per origin, from the daily rows. */
+export async function monthUsage(
+  db: Db,
+  originIds: readonly number[],
+  now: Date,
+): Promise<Map<number, { requests: number; outboundBytes: number }>> {
+  const map = new Map(originIds.map((id) => [id, { requests: 0, outboundBytes: 0 }]));
+  if (originIds.length === 0) return map;
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const rows = await db
+    .selectFrom('usage_daily')
+    .select((eb) => [
+      'origin_id',
+      eb.fn.sum<number>('requests').as('requests'),
+      eb.fn.sum<number>('outbound_bytes').as('outboundBytes'),
+    ])
+    .where('origin_id', 'in', originIds)
+    .where('day', '>=', monthStart)
+    .groupBy('origin_id')
+    .execute();
+  for (const row of rows)
+    map.set(row.origin_id, { requests: Number(row.requests), outboundBytes: Number(row.outboundBytes) });
+  return map;
+}
+
+async function replaceRules(db: Db, originId: number, rules: readonly RuleValues[]): Promise<void> {
+  await db.deleteFrom('conversion_parameters').where('origin_id', '=', originId).execute();
+  if (rules.length === 0) return;
+  await db
+    .insertInto('conversion_parameters')
+    .values(
+      rules.map((rule, position) => ({
+        origin_id: originId,
+        position,
+        pattern: rule.pattern,
+        path: rule.path,
+        parameter: rule.parameter,
+        disallow_override: rule.disallowOverride,
+      })),
+    )
+    .execute();
+}
+
+function columns(values: OriginValues) {
+  return {
+    kind: values.kind,
+    origin_name: values.originName,
+    enable_signed_url: values.enableSignedUrl,
+    signing_secret_enc: values.signingSecretEnc,
+    default_cache: values.defaultCache,
+    description: values.description,
+    config: JSON.stringify(values.config),
+    acl: JSON.stringify(values.acl),
+    overridable_parameters: values.overridableParameters,
+  };
+}
+
+/** A new origin, Updating until an edge has loaded it. */
+export async function insertOrigin(
+  db: Db,
+  organizationId: number,
+  name: string,
+  values: OriginValues,
+  rules: readonly RuleValues[],
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('origins')
+      .values({ organization_id: organizationId, name, ...columns(values) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await replaceRules(trx, row.id, rules);
+    return row.id;
+  });
+}
+
+/** Every change is a new config version that the edges have yet to load: back to Updating. */
+export async function updateOrigin(
+  db: Db,
+  originId: number,
+  values: OriginValues,
+  rules: readonly RuleValues[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('origins')
+      .set((eb) => ({
+        ...columns(values),
+        status: 2,
+        status_message: '',
+        config_version: eb('config_version', '+', 1),
+        updated_at: new Date(),
+      }))
+      .where('id', '=', originId)
+      .execute();
+    await replaceRules(trx, originId, rules);
+  });
+}
+
+export async function deleteOrigin(db: Db, originId: number): Promise<void> {
+  await db.deleteFrom('origins').where('id', '=', originId).execute();
+}

@@ -1,0 +1,170 @@
+import { OriginKind, type Origin } from '@ukiyo/contract';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import { findReachableOrganization } from '../db/repositories/organizations.ts';
+import {
+  deleteOrigin,
+  findOrigin,
+  insertOrigin,
+  listOrigins,
+  monthUsage,
+  rulesOf,
+  updateOrigin,
+  type ConversionParameterRow,
+  type OriginRow,
+} from '../db/repositories/origins.ts';
+import { AppError, uniqueOr } from '../http/app-error.ts';
+import { checkOriginLimit, originValues } from '../services/origins.ts';
+import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
+
+function openOr(secrets: SecretBox, sealed: string): string {
+  if (!sealed) return '';
+  try {
+    return secrets.open(sealed);
+  } catch {
+    // A secret sealed under another key (SECRET_KEY changed) reads as unset, not as a crash.
+    return '';
+  }
+}
+
+function presentConfig(row: OriginRow): Origin['config'] {
+  const config = row.config;
+  const string = (key: string) => (typeof config[key] === 'string' ? config[key] : '');
+  if (row.kind === OriginKind.http) {
+    return {
+      scheme: string('scheme') === 'https' ? 'https' : 'http',
+      host: string('host'),
+      pathPrefix: string('pathPrefix'),
+      rewriteHost: string('rewriteHost'),
+    };
+  }
+  if (row.kind === OriginKind.s3) {
+    return {
+      accessKeyID: string('accessKeyID'),
+      // Never sent back: the console only learns whether one is stored.
+      secretAccessKey: string('secretAccessKeyEnc') ? '********' : '',
+      endPoint: string('endPoint'),
+      region: string('region'),
+      bucket: string('bucket'),
+      pathPrefix: string('pathPrefix'),
+    };
+  }
+  return {};
+}
+
+function presentOrigin(row: OriginRow, rules: ConversionParameterRow[], secrets: SecretBox): Origin {
+  return {
+    originID: row.id,
+    organizationID: row.organization_id,
+    name: row.name,
+    kind: row.kind,
+    status: row.status,
+    statusMessage: row.status_message,
+    originName: row.origin_name,
+    enableSignedUrl: row.enable_signed_url,
+    signingSecret: openOr(secrets, row.signing_secret_enc),
+    defaultCache: row.default_cache,
+    description: row.description,
+    tlsCertificate: null,
+    conversionParameters: rules.map((rule) => ({
+      conversionParameterID: rule.id,
+      originID: rule.origin_id,
+      pattern: rule.pattern,
+      path: rule.path,
+      parameter: rule.parameter,
+      disallowOverride: rule.disallow_override,
+    })),
+    overridableParameters: row.overridable_parameters,
+    acl: row.acl,
+    config: presentConfig(row),
+  };
+}
+
+/** The organization asked for (administrators may name another one), else the current one. */
+async function targetOrganization(context: OperationContext, organizationID: number | undefined) {
+  const current = organizationOf(context);
+  if (organizationID === undefined || organizationID === current.id) return current;
+  const other = await findReachableOrganization(context.deps.db, authOf(context).scope, organizationID);
+  if (!other) throw new AppError('not found');
+  return other;
+}
+
+async function loadOrigin(context: OperationContext, originId: number) {
+  const row = await findOrigin(context.deps.db, authOf(context).scope, organizationOf(context).id, originId);
+  if (!row) throw new AppError('origin not found', { params: { id: originId } });
+  return row;
+}
+
+async function present(context: OperationContext, originId: number): Promise<Origin> {
+  const row = await loadOrigin(context, originId);
+  const rules = await rulesOf(context.deps.db, [row.id]);
+  return presentOrigin(row, rules.get(row.id) ?? [], context.deps.secrets);
+}
+
+export const originHandlers: Handlers = {
+  'origin.list': async ({ organizationID }, context) => {
+    const { db, secrets } = context.deps;
+    const organization = await targetOrganization(context, organizationID);
+    const rows = await listOrigins(db, authOf(context).scope, organization.id);
+    const ids = rows.map((row) => row.id);
+    const [rules, usage] = await Promise.all([rulesOf(db, ids), monthUsage(db, ids, new Date())]);
+    return {
+      origins: rows.map((row) => ({
+        ...presentOrigin(row, rules.get(row.id) ?? [], secrets),
+        usage: usage.get(row.id) ?? { requests: 0, outboundBytes: 0 },
+      })),
+    };
+  },
+
+  'origin.list_minimum': async ({ organizationID }, context) => {
+    const organization = await targetOrganization(context, organizationID);
+    const rows = await listOrigins(context.deps.db, authOf(context).scope, organization.id);
+    return {
+      origins: rows.map((row) => ({
+        originID: row.id,
+        name: row.name,
+        originName: row.origin_name,
+        kind: row.kind,
+      })),
+    };
+  },
+
+  'origin.get': async ({ originID }, context) => ({ origin: await present(context, originID) }),
+
+  'origin.add': async ({ origin }, context) => {
+    const { db, secrets, config } = context.deps;
+    const auth = authOf(context);
+    const organization = organizationOf(context);
+    await checkOriginLimit(db, organization, auth.scope.isAdmin);
+    const { name, values, rules } = await originValues(
+      { db, secrets, edgeDomain: config.EDGE_DOMAIN },
+      origin,
+      organization,
+      auth.scope.isAdmin,
+      null,
+    );
+    const id = await uniqueOr(new AppError('domain already in use'), () =>
+      insertOrigin(db, organization.id, name, values, rules),
+    );
+    return { origin: await present(context, id) };
+  },
+
+  'origin.update': async ({ origin }, context) => {
+    const { db, secrets, config } = context.deps;
+    const existing = await loadOrigin(context, origin.originID);
+    const { values, rules } = await originValues(
+      { db, secrets, edgeDomain: config.EDGE_DOMAIN },
+      origin,
+      organizationOf(context),
+      authOf(context).scope.isAdmin,
+      existing,
+    );
+    await uniqueOr(new AppError('domain already in use'), () => updateOrigin(db, existing.id, values, rules));
+    return { origin: await present(context, existing.id) };
+  },
+
+  'origin.delete': async ({ originID }, context) => {
+    const existing = await loadOrigin(context, originID);
+    await deleteOrigin(context.deps.db, existing.id);
+    return {};
+  },
+};
