@@ -7,7 +7,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Mailer } from '../src/mail/mailer.ts';
 import {
   Client,
-  createTenant,
   createTestUser,
   lastMail,
   loggedIn,
