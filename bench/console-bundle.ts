@@ -7,10 +7,14 @@ import { report, ROOT } from './lib.ts';
 
 const dist = join(ROOT, 'apps/console/dist');
 const html = readFileSync(join(dist, 'index.html'), 'utf8');
-const scripts = [...html.matchAll(/<(?:script[^>]+src|link[^>]+rel="modulepreload"[^>]+href)="([^"]+\.js)"/g)].map(
-  (match) => match[1]!,
-);
+const scripts = [
+  ...html.matchAll(/<(?:script[^>]+src|link[^>]+rel="modulepreload"[^>]+href)="([^"]+\.js)"/g),
+].map((match) => match[1]!);
 const gzipBytes = scripts.reduce((total, src) => total + gzipSync(readFileSync(join(dist, src))).length, 0);
-report('console-bundle', { initialJsGzipKB: Math.round(gzipBytes / 102.4) / 10, files: scripts.length }, {
-  initialJsGzipKB: '<= 180',
-});
+report(
+  'console-bundle',
+  { initialJsGzipKB: Math.round(gzipBytes / 102.4) / 10, files: scripts.length },
+  {
+    initialJsGzipKB: '<= 180',
+  },
+);
