@@ -1,4 +1,4 @@
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, Permission } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, operations, OriginKind, Permission } from '@ukiyo/contract';
 import { Secret, TOTP } from 'otpauth';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
@@ -322,20 +322,11 @@ describe('members and permissions', () => {
 });
 
 describe('permission matrix', () => {
-  // Each organization operation called by a member holding exactly one bit (or none): refused
-  // unless the bit is the one the contract names, and never with another tenant's data.
-  const gated = {
-    'user.list': Permission.member,
-    'user.add': Permission.member,
-    'user.set_enabled': Permission.member,
-    'user.delete': Permission.member,
-    'organization.change_plan': Permission.organization,
-    'organization.update': Permission.organization,
-    'origin.list': Permission.origin,
-    'origin.add': Permission.origin,
-    'statistics.origins': Permission.statistics,
-    'cache.lookup': Permission.cache,
-  } as const;
+  // Every operation of the contract that names permission bits, called by a member holding one
+  // bit (or none): refused unless it holds every bit named; administrator-only operations are
+  // refused to every member. Derived from the contract, so a new operation is covered at once.
+  const gated = Object.values(operations).filter((op) => op.permission !== 0 && !op.adminOnly);
+  const adminOnly = Object.values(operations).filter((op) => op.adminOnly);
   const bits = [
     0,
     Permission.channel,
@@ -352,14 +343,14 @@ describe('permission matrix', () => {
       const { owner } = await registeredTenant();
       const member = await addMember(owner, bit);
       const client = await loggedIn(server.baseUrl, member.emailAddress, member.password);
-      for (const [name, required] of Object.entries(gated)) {
-        const result = await client.call(name, {});
-        if (required === bit) expect(result.body.error, name).not.toBe('not enough permission');
-        else expect(result.body, name).toEqual({ error: 'not enough permission' });
+      for (const op of gated) {
+        const result = await client.call(op.name, {});
+        if ((bit & op.permission) === op.permission)
+          expect(result.body.error, op.name).not.toBe('not enough permission');
+        else expect(result.body, op.name).toEqual({ error: 'not enough permission' });
       }
-      expect((await client.call('admin.list_organizations')).body).toEqual({
-        error: 'not enough permission',
-      });
+      for (const op of adminOnly)
+        expect((await client.call(op.name, {})).body, op.name).toEqual({ error: 'not enough permission' });
       expect((await client.call('auth_token.list', {})).status).toBe(200);
     },
   );
@@ -515,6 +506,34 @@ describe('plans', () => {
     expect((await owner.call('organization.change_plan', { newPlan: 1 })).body.error).toBe(
       'plan user count over limit',
     );
+  });
+
+  it('refuses a downgrade while origins need the larger plan', async () => {
+    const { owner, organizationID } = await registeredTenant(3);
+    const insert = (values: { kind: number; custom?: boolean }) => {
+      const name = `${unique('o')}.img.localhost`;
+      return server.deps.db
+        .insertInto('origins')
+        .values({
+          organization_id: organizationID,
+          name,
+          origin_name: values.custom ? `${unique('images')}.example.com` : name,
+          kind: values.kind,
+          config: '{}',
+          acl: '{"isAllowList":false,"cidrs":[]}',
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+    };
+    const change = async (newPlan: number) =>
+      (await owner.call('organization.change_plan', { newPlan })).body.error;
+    const custom = await insert({ kind: OriginKind.http, custom: true });
+    expect(await change(2)).toBe('plan custom domain in use');
+    await server.deps.db.deleteFrom('origins').where('id', '=', custom.id).execute();
+    await insert({ kind: OriginKind.s3 });
+    expect(await change(1)).toBe('plan non-http origin in use');
+    for (let i = 0; i < 5; i++) await insert({ kind: OriginKind.http });
+    expect(await change(2)).toBe('plan origin count over limit');
   });
 });
 
