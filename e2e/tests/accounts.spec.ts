@@ -137,3 +137,30 @@ test('from a new organization to a member, a token and two-step login', async ({
   await expect(page.getByTestId('totp-form')).toContainText('確認コードが正しくありません');
   await screenshot(page, 'totp-login-refused-ja');
 });
+
+test('account screens in English', async ({ page }) => {
+  await page.goto('/auth/login');
+  await page.getByTestId('language-switch').click();
+  await page.getByTestId('language-en').click();
+  await login(page, ADMIN.email, ADMIN.password);
+  await expect(page).toHaveURL(/\/origin\/index$/);
+  for (const [path, name] of [
+    ['/plan/', 'plan-en'],
+    ['/organization/update', 'organization-update-en'],
+    ['/member/', 'member-index-en'],
+    ['/token/', 'token-index-en'],
+    ['/user/update', 'user-update-en'],
+    ['/user/activity', 'user-activity-en'],
+  ] as const) {
+    await page.goto(path);
+    await expect(page.locator('h1')).toBeVisible();
+    await screenshot(page, name);
+  }
+  await expect(page.getByTestId('activity-row').first()).toBeVisible();
+  await logout(page);
+  await page.goto('/forget/');
+  await page.getByTestId('forget-email').fill(ADMIN.email);
+  await page.getByTestId('forget-submit').click();
+  await expect(page.getByTestId('forget-sent')).toBeVisible();
+  await screenshot(page, 'forget-sent-en');
+});
