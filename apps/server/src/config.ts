@@ -35,6 +35,8 @@ const ConfigSchema = z.object({
   /** Trust X-Forwarded-For / X-Forwarded-Proto from the proxy in front. */
   TRUST_PROXY: flag,
   STATUS_URL: optionalUrl,
+  /** Where the help centre's contact form is delivered. */
+  SUPPORT_EMAIL: z.email().default('support@ukiyo.localhost'),
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(120),
   SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
+import { createEdge } from '@ukiyo/edge';
 import {
   bootstrapAdministrator,
   createServerApp,
@@ -34,6 +35,11 @@ const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOS
   console.log(lines.join('\n'));
 });
 
+const edge = await createEdge(deps);
+edge.server.listen(config.EDGE_PORT, config.HOST, () => {
+  console.log(`Ukiyo image edge: http://{origin name}.${config.EDGE_DOMAIN}:${config.EDGE_PORT}/`);
+});
+
 const sweep = setInterval(() => {
   deps.sessions
     .deleteExpired()
@@ -45,6 +51,7 @@ async function shutdown(signal: string) {
   deps.log.info({ signal }, 'shutting down');
   clearInterval(sweep);
   server.close();
+  await edge.close();
   await database.close();
   process.exit(0);
 }

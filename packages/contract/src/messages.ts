@@ -166,6 +166,19 @@ export const MESSAGES = {
     ja: 'パスワード再設定の依頼を受け付けました。次のリンクから新しいパスワードを設定してください（{{minutes}}分間有効、1回のみ使用可能）。\n{{url}}\n\n心当たりがない場合はこのメールを破棄してください。',
     en: 'We received a request to reset your password. Set a new one with this link (valid for {{minutes}} minutes, usable once):\n{{url}}\n\nIf you did not ask for this, ignore this mail.',
   },
+  'mail.help.subject': { ja: '[Ukiyo] お問い合わせ', en: '[Ukiyo] Contact form' },
+  'mail.help.body': {
+    ja: 'ヘルプセンターからお問い合わせがありました（受付番号 {{id}}）。\n\nサービス: {{service}}\n種別: {{category}}\n会社名: {{company}}\n氏名: {{name}}\n返信先: {{email}}\nアカウント: {{account}}\n組織: {{organization}}\n\n{{message}}',
+    en: 'A message arrived through the help centre (request {{id}}).\n\nService: {{service}}\nCategory: {{category}}\nCompany: {{company}}\nName: {{name}}\nReply to: {{email}}\nAccount: {{account}}\nOrganization: {{organization}}\n\n{{message}}',
+  },
+  'mail.helpConfirm.subject': {
+    ja: '[Ukiyo] お問い合わせを受け付けました',
+    en: '[Ukiyo] We received your message',
+  },
+  'mail.helpConfirm.body': {
+    ja: '{{name}} 様\n\nお問い合わせありがとうございます（受付番号 {{id}}）。2〜3営業日以内に担当者よりご連絡いたします。\n\nサービス: {{service}}\n種別: {{category}}\n\n{{message}}',
+    en: 'Dear {{name}},\n\nThank you for your message (request {{id}}). We will reply within 2-3 business days.\n\nService: {{service}}\nCategory: {{category}}\n\n{{message}}',
+  },
   'limit.imageNotAvailable': {
     ja: 'このアカウントでは画像変換をご利用いただけません',
     en: 'Image conversion is not available for this account',

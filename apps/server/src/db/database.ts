@@ -8,6 +8,8 @@ import { PGliteDialect } from './pglite-dialect.ts';
 
 // bigint counters (usage bytes) stay far below 2^53; numbers everywhere, as PGlite returns.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// A calendar date stays the 'YYYY-MM-DD' it is: a Date would shift it by the local time zone.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 
 export type Db = Kysely<Database>;
 
@@ -31,7 +33,9 @@ export async function openDatabase(options: {
   }
   const directory = join(options.dataDir, 'pg');
   mkdirSync(directory, { recursive: true });
-  const pglite = await PGlite.create(directory);
+  const pglite = await PGlite.create(directory, {
+    parsers: { [pg.types.builtins.DATE]: (value: string) => value },
+  });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: () => db.destroy() };
 }

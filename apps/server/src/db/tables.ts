@@ -151,7 +151,8 @@ export interface UsageHourlyTable {
 export interface UsageDailyTable {
   origin_id: number;
   organization_id: number;
-  day: ColumnType<Date, string, string>;
+  /** 'YYYY-MM-DD' (UTC day): dates are read as strings, never shifted by a local time zone. */
+  day: string;
   requests: Generated<number>;
   outbound_bytes: Generated<number>;
 }
@@ -190,7 +191,7 @@ export interface LiveUsageHourlyTable {
 
 export interface InvoiceTable {
   organization_id: number;
-  month: ColumnType<Date, string, string>;
+  month: string;
   requests: number;
   outbound_bytes: number;
   issued_at: Generated<Date>;

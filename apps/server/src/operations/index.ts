@@ -2,6 +2,7 @@ import { authHandlers } from './auth.ts';
 import type { Handlers } from './context.ts';
 import { organizationHandlers } from './organizations.ts';
 import { originHandlers } from './origins.ts';
+import { statisticsHandlers } from './statistics.ts';
 import { tokenHandlers } from './tokens.ts';
 import { twoStepHandlers } from './two-step.ts';
 import { userHandlers } from './users.ts';
@@ -14,4 +15,5 @@ export const handlers: Handlers = {
   ...userHandlers,
   ...tokenHandlers,
   ...twoStepHandlers,
+  ...statisticsHandlers,
 };

@@ -111,7 +111,7 @@ export async function monthUsage(
       eb.fn.sum<number>('outbound_bytes').as('outboundBytes'),
     ])
     .where('origin_id', 'in', originIds)
-    .where('day', '>=', monthStart)
+    .where('day', '>=', monthStart.toISOString().slice(0, 10))
     .groupBy('origin_id')
     .execute();
   for (const row of rows)

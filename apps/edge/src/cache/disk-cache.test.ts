@@ -1,0 +1,51 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DiskCache, type VariantMeta } from './disk-cache.ts';
+
+const meta = (url: string): VariantMeta => ({
+  url,
+  contentType: 'image/jpeg',
+  etag: '"x"',
+  varyAccept: false,
+  freshUntil: Date.now() + 60_000,
+});
+
+describe('DiskCache', () => {
+  it('survives a restart, groups variants by image and purges them together', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
+    const cache = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
+    await cache.init();
+    await cache.put(DiskCache.idOf(1, '/a.jpg', 'w=1'), meta('u1'), Buffer.from('one'));
+    await cache.put(DiskCache.idOf(1, '/a.jpg', 'w=2'), meta('u2'), Buffer.from('two'));
+    await cache.put(DiskCache.idOf(1, '/b.jpg', 'w=1'), meta('u3'), Buffer.from('three'));
+
+    const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
+    await reopened.init();
+    expect(reopened.size).toEqual({ entries: 3, bytes: 11 });
+    const entry = reopened.get(DiskCache.idOf(1, '/a.jpg', 'w=2'))!;
+    expect((await reopened.read(entry)).toString()).toBe('two');
+    expect(await reopened.purge(1, '/a.jpg')).toEqual(['u1', 'u2']);
+    expect(reopened.entriesOf(1, '/b.jpg').map((e) => e.url)).toEqual(['u3']);
+    expect(readdirSync(join(dir, '1'))).toHaveLength(1);
+  });
+
+  it('evicts the least recently used past its size and drops leftover temporary files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
+    const cache = new DiskCache({ dir, maxBytes: 10, memoryBytes: 0 });
+    await cache.init();
+    const ids = ['a', 'b', 'c'].map((key) => DiskCache.idOf(2, '/x.jpg', key));
+    await cache.put(ids[0]!, meta('a'), Buffer.alloc(4));
+    await cache.put(ids[1]!, meta('b'), Buffer.alloc(4));
+    cache.get(ids[0]!);
+    await cache.put(ids[2]!, meta('c'), Buffer.alloc(4));
+    expect(
+      cache
+        .entriesOf(2, '/x.jpg')
+        .map((e) => e.url)
+        .sort(),
+    ).toEqual(['a', 'c']);
+    expect(cache.size.bytes).toBe(8);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Why an origin fetch failed, mapped by the server to a status: missing 404, forbidden
+ * (SSRF guard) and failures 502, timeout 504, too large 422.
+ */
+export type OriginErrorKind = 'not-found' | 'forbidden' | 'failed' | 'timeout' | 'too-large';
+
+export class OriginError extends Error {
+  constructor(
+    readonly kind: OriginErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'OriginError';
+  }
+}
+
+export interface FetchedImage {
+  data: Buffer;
+  cacheControl: string | null;
+  expires: string | null;
+}
+
+export interface OriginLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/** Reads a body stream up to a size limit. */
+export async function readLimited(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  what: string,
+): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw new OriginError('too-large', `${what} exceeds ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}

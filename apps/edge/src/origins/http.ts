@@ -1,0 +1,128 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { OriginError, readLimited, type FetchedImage, type OriginLimits } from './errors.ts';
+import { checkLiteralHost, guardedAgents } from './ssrf.ts';
+
+export interface HttpOriginConfig {
+  scheme: 'http' | 'https';
+  host: string;
+  /** Without leading slash. */
+  pathPrefix: string;
+  /** Host header sent to the origin; empty means `host`. */
+  rewriteHost: string;
+}
+
+const MAX_REDIRECTS = 5;
+
+/** Percent-encodes each segment of a decoded path, keeping the slashes. */
+export function encodePath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => encodeURIComponent(segment))
+    .join('/');
+}
+
+export class HttpFetcher {
+  private readonly agents;
+
+  constructor(
+    private readonly allowPrivate: boolean,
+    private readonly limits: OriginLimits,
+  ) {
+    this.agents = guardedAgents(allowPrivate);
+  }
+
+  /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
+  async fetch(config: HttpOriginConfig, path: string): Promise<FetchedImage> {
+    const prefix = config.pathPrefix ? `/${config.pathPrefix.replace(/\/+$/, '')}` : '';
+    let url = new URL(`${config.scheme}://${config.host}${encodePath(prefix + path)}`);
+    let hostHeader: string | undefined = config.rewriteHost || undefined;
+    const signal = AbortSignal.timeout(this.limits.timeoutMs);
+    for (let hop = 0; ; hop++) {
+      const response = await this.get(url, hostHeader, signal);
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (status >= 300 && status < 400 && location) {
+        response.resume();
+        if (hop >= MAX_REDIRECTS) throw new OriginError('failed', 'origin redirected too many times');
+        const next = new URL(location, url);
+        if (next.protocol !== 'http:' && next.protocol !== 'https:')
+          throw new OriginError('failed', `origin redirected to ${next.protocol}`);
+        // The rewritten Host belongs to the configured origin, not to where it redirects.
+        if (next.host !== url.host) hostHeader = undefined;
+        url = next;
+        continue;
+      }
+      if (status === 404 || status === 410) {
+        response.resume();
+        throw new OriginError('not-found', `origin answered ${status}`);
+      }
+      if (status !== 200) {
+        response.resume();
+        throw new OriginError('failed', `origin answered ${status}`);
+      }
+      const length = Number(response.headers['content-length'] ?? 0);
+      if (length > this.limits.maxBytes) {
+        response.destroy();
+        throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
+      }
+      const data = await readLimited(response, this.limits.maxBytes, 'origin image').catch(
+        (error: unknown) => {
+          throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
+        },
+      );
+      return {
+        data,
+        cacheControl: response.headers['cache-control'] ?? null,
+        expires: response.headers.expires ?? null,
+      };
+    }
+  }
+
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  private get(url: URL, hostHeader: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+    checkLiteralHost(url.hostname, this.allowPrivate);
+    const https = url.protocol === 'https:';
+    const send = https ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const request = send(
+        url,
+        {
+          agent: https ? this.agents.https : this.agents.http,
+          headers: {
+            accept: 'image/*,*/*;q=0.8',
+            'user-agent': 'ukiyo-edge',
+            ...(hostHeader ? { host: hostHeader } : {}),
+          },
+          signal,
+          ...(https && hostHeader ? { servername: hostHeader.replace(/:\d+$/, '') } : {}),
+        },
+        resolve,
+      );
+      request.on('error', (error) => {
+        if (error instanceof OriginError) reject(error);
+        else if (signal.aborted) reject(timeoutError());
+        else reject(failed(error));
+      });
+      request.end();
+    });
+  }
+}
+
+function timeoutError(): OriginError {
+  return new OriginError('timeout', 'origin did not answer in time');
+}
+
+function failed(error: unknown): OriginError {
+  return new OriginError(
+    'failed',
+    `origin unreachable: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      cause: error,
+    },
+  );
+}

@@ -1,0 +1,219 @@
+import { OriginKind, OriginStatus } from '@ukiyo/contract';
+import { validateRules, type RuleSet } from '@ukiyo/imaging';
+import type { Logger } from 'pino';
+import { Acl } from '../acl.ts';
+import type { Db, SecretBox } from '../types.ts';
+import type { HttpOriginConfig } from './http.ts';
+import type { S3OriginConfig } from './s3.ts';
+
+export type OriginSource =
+  { kind: 'http'; config: HttpOriginConfig } | { kind: 's3'; config: S3OriginConfig };
+
+/** An origin as the edge serves it: secrets opened, rules and ACL compiled. */
+export interface EdgeOrigin {
+  id: number;
+  organizationId: number;
+  version: number;
+  name: string;
+  originName: string;
+  enableSignedUrl: boolean;
+  signingSecret: string;
+  defaultCache: number;
+  acl: Acl;
+  ruleSet: RuleSet;
+  allowText: boolean;
+  source: OriginSource;
+}
+
+function originRows(db: Db) {
+  return db
+    .selectFrom('origins')
+    .innerJoin('organizations', 'organizations.id', 'origins.organization_id')
+    .selectAll('origins')
+    .select('organizations.enable_text_overlay');
+}
+type OriginRow = Awaited<ReturnType<ReturnType<typeof originRows>['execute']>>[number];
+
+type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: string };
+
+/**
+ * Host name to origin, from the database. Every edge process polls a cheap fingerprint of the
+ * origins table, so a change made anywhere reaches every edge within one interval; after
+ * loading a version it records Applied (or Error with the reason) on that version only, so a
+ * newer edit is never marked as applied by an older load.
+ */
+export class OriginRegistry {
+  private byHost = new Map<string, EdgeOrigin>();
+  private byId = new Map<number, EdgeOrigin>();
+  private fingerprint = '';
+  private timer: NodeJS.Timeout | undefined;
+  private reloading: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: SecretBox,
+    private readonly log: Logger,
+    private readonly on: { removed(originId: number): void; changed(): void },
+  ) {}
+
+  async start(pollMs: number): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'origin refresh failed'));
+    }, pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  forHost(host: string): EdgeOrigin | undefined {
+    return this.byHost.get(host);
+  }
+
+  forId(id: number): EdgeOrigin | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Reloads when the table changed; concurrent callers share one reload. */
+  refresh(): Promise<void> {
+    this.reloading ??= this.reloadIfChanged().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private async reloadIfChanged(): Promise<void> {
+    const versions = await this.db
+      .selectFrom('origins')
+      .innerJoin('organizations', 'organizations.id', 'origins.organization_id')
+      .select(['origins.id', 'origins.config_version', 'organizations.enable_text_overlay'])
+      .orderBy('origins.id')
+      .execute();
+    const fingerprint = versions
+      .map((v) => `${v.id}:${v.config_version}:${v.enable_text_overlay ? 1 : 0}`)
+      .join(',');
+    if (fingerprint === this.fingerprint) return;
+    const first = this.fingerprint === '';
+    await this.reload();
+    this.fingerprint = fingerprint;
+    if (!first) this.on.changed();
+  }
+
+  private async reload(): Promise<void> {
+    // LIVE origins belong to the live service; their status is not the edge's to set.
+    const rows = await originRows(this.db).where('origins.kind', '<>', OriginKind.live).execute();
+    const rules = await this.db.selectFrom('conversion_parameters').selectAll().orderBy('position').execute();
+    const byHost = new Map<string, EdgeOrigin>();
+    const byId = new Map<number, EdgeOrigin>();
+    for (const row of rows) {
+      const loaded = this.load(
+        row,
+        rules.filter((rule) => rule.origin_id === row.id),
+      );
+      const [status, message] = loaded.origin
+        ? [OriginStatus.applied, '']
+        : [OriginStatus.error, loaded.problem];
+      if (row.status !== status || row.status_message !== message) {
+        await this.db
+          .updateTable('origins')
+          .set({ status, status_message: message })
+          .where('id', '=', row.id)
+          .where('config_version', '=', row.config_version)
+          .execute();
+      }
+      if (!loaded.origin) continue;
+      byId.set(row.id, loaded.origin);
+      byHost.set(row.name.toLowerCase(), loaded.origin);
+      byHost.set(row.origin_name.toLowerCase(), loaded.origin);
+    }
+    for (const id of this.byId.keys()) if (!byId.has(id)) this.on.removed(id);
+    this.byHost = byHost;
+    this.byId = byId;
+  }
+
+  private load(
+    row: OriginRow,
+    rules: Array<{ pattern: string; path: string; parameter: string; disallow_override: boolean }>,
+  ): Loaded {
+    const fail = (problem: string): Loaded => ({ origin: null, problem });
+    let signingSecret = '';
+    try {
+      if (row.signing_secret_enc) signingSecret = this.secrets.open(row.signing_secret_enc);
+    } catch {
+      return fail('the signing secret cannot be decrypted with this edge key (SECRET_KEY)');
+    }
+    if (row.enable_signed_url && !signingSecret)
+      return fail('signed URLs are enabled without a signing secret');
+    const ruleSet: RuleSet = {
+      rules: rules.map((rule) => ({
+        pattern: `/${rule.pattern}`,
+        path: `/${rule.path}`,
+        parameter: rule.parameter,
+        disallowOverride: rule.disallow_override,
+      })),
+      overridableParameters: row.overridable_parameters,
+    };
+    const problem = validateRules(ruleSet)[0];
+    if (problem) {
+      const where =
+        problem.index === null ? problem.field : `rule ${ruleSet.rules[problem.index]?.pattern ?? ''}`;
+      return fail(`${where}: ${problem.reason}`);
+    }
+    const config = row.config;
+    const text = (key: string) => (typeof config[key] === 'string' ? (config[key] as string) : '');
+    let source: OriginSource;
+    if (row.kind === OriginKind.http) {
+      if (!text('host')) return fail('no origin host');
+      source = {
+        kind: 'http',
+        config: {
+          scheme: text('scheme') === 'https' ? 'https' : 'http',
+          host: text('host'),
+          pathPrefix: text('pathPrefix'),
+          rewriteHost: text('rewriteHost'),
+        },
+      };
+    } else if (row.kind === OriginKind.s3) {
+      let secretAccessKey = '';
+      try {
+        if (text('secretAccessKeyEnc')) secretAccessKey = this.secrets.open(text('secretAccessKeyEnc'));
+      } catch {
+        return fail('the S3 secret key cannot be decrypted with this edge key (SECRET_KEY)');
+      }
+      if (!text('accessKeyID') || !secretAccessKey)
+        return fail('an S3 origin needs an access key ID and its secret key');
+      source = {
+        kind: 's3',
+        config: {
+          accessKeyID: text('accessKeyID'),
+          secretAccessKey,
+          endPoint: text('endPoint'),
+          region: text('region'),
+          bucket: text('bucket'),
+          pathPrefix: text('pathPrefix'),
+        },
+      };
+    } else {
+      return fail(`unknown origin kind ${row.kind}`);
+    }
+    return {
+      problem: null,
+      origin: {
+        id: row.id,
+        organizationId: row.organization_id,
+        version: row.config_version,
+        name: row.name,
+        originName: row.origin_name,
+        enableSignedUrl: row.enable_signed_url,
+        signingSecret,
+        defaultCache: row.default_cache,
+        acl: Acl.compile(row.acl),
+        ruleSet,
+        allowText: row.enable_text_overlay,
+        source,
+      },
+    };
+  }
+}

@@ -1,0 +1,348 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  applyRules,
+  cachePolicy,
+  ImagingError,
+  isExpired,
+  printParams,
+  splitPath,
+  transform,
+  verifySignature,
+  type ParsedParams,
+  type TransformLimits,
+} from '@ukiyo/imaging';
+import type { Logger } from 'pino';
+import { clientAddress } from './acl.ts';
+import { DiskCache, digest, type VariantMeta } from './cache/disk-cache.ts';
+import { Coalescer, Semaphore } from './coalesce.ts';
+import type { Metering } from './metering.ts';
+import { OriginError, type FetchedImage } from './origins/errors.ts';
+import type { HttpFetcher } from './origins/http.ts';
+import type { EdgeOrigin, OriginRegistry } from './origins/registry.ts';
+import type { S3Fetcher } from './origins/s3.ts';
+
+export interface PipelineLimits extends TransformLimits {
+  transformConcurrency: number;
+}
+
+interface Variant {
+  meta: VariantMeta;
+  data: Buffer;
+  stale?: boolean;
+  /** The origin forbids storing it: passed on to the client too. */
+  noStore?: boolean;
+}
+
+/** A refusal answered as plain text; never logged as a failure of the service. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A request resolved to one variant of one source image. */
+interface Resolved {
+  origin: EdgeOrigin;
+  params: ParsedParams;
+  /** Inside the origin, percent-encoded as sent, after origin rules. */
+  imagePath: string;
+  /** Decoded form of imagePath, what is fetched. */
+  sourcePath: string;
+  id: string;
+}
+
+const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
+
+/**
+ * The delivery request path, in this order: host to origin, ACL, signature, grammar and origin
+ * rules, expiry, then the cache; a miss fetches the source (coalesced) and transforms it
+ * (bounded concurrency). Input problems are 4xx with a short reason, origin problems 502/504.
+ */
+export class EdgeHandler {
+  private readonly variants = new Coalescer<Variant>();
+  private readonly sources = new Coalescer<FetchedImage>();
+  private readonly transforms: Semaphore;
+
+  constructor(
+    private readonly deps: {
+      registry: OriginRegistry;
+      cache: DiskCache;
+      http: HttpFetcher;
+      s3: S3Fetcher;
+      metering: Metering;
+      log: Logger;
+      trustProxy: boolean;
+      limits: PipelineLimits;
+    },
+  ) {
+    this.transforms = new Semaphore(deps.limits.transformConcurrency);
+  }
+
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = process.hrtime.bigint();
+    let originId: number | null = null;
+    let organizationId = 0;
+    let bytes = 0;
+    let cacheStatus = '-';
+    const send = (status: number, headers: Record<string, string | number>, body: Buffer | string) => {
+      const data = typeof body === 'string' ? Buffer.from(body) : body;
+      const bodyless = req.method === 'HEAD' || status === 304;
+      bytes = bodyless ? 0 : data.length;
+      res.writeHead(status, status === 304 ? headers : { 'Content-Length': data.length, ...headers });
+      res.end(bodyless ? undefined : data);
+    };
+    const refuse = (status: number, reason: string) =>
+      send(
+        status,
+        { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+        `${reason}\n`,
+      );
+
+    res.on('finish', () => {
+      if (originId !== null) this.deps.metering.record(originId, organizationId, bytes);
+      if (this.deps.log.isLevelEnabled('info')) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        this.deps.log.info(
+          {
+            method: req.method,
+            host: req.headers.host,
+            url: req.url,
+            status: res.statusCode,
+            bytes,
+            ms: Math.round(ms * 10) / 10,
+            cache: cacheStatus,
+            client: req.socket.remoteAddress,
+          },
+          'edge request',
+        );
+      }
+    });
+
+    this.serve(req, (origin) => {
+      originId = origin.id;
+      organizationId = origin.organizationId;
+    })
+      .then(({ variant, hit, resolved }) => {
+        cacheStatus = variant.stale ? 'STALE' : hit ? 'HIT' : 'MISS';
+        this.answer(req, send, variant, resolved, cacheStatus);
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Refusal) return refuse(error.status, error.message);
+        if (error instanceof ImagingError) return refuse(error.status, error.message);
+        if (error instanceof OriginError) return refuse(ORIGIN_STATUS[error.kind], error.message);
+        this.deps.log.error({ err: error, url: req.url, host: req.headers.host }, 'edge request failed');
+        if (res.headersSent) res.destroy();
+        else refuse(500, 'internal error');
+      });
+  };
+
+  /** The variants cached for one image URL (or a path of the origin). */
+  async variantUrls(
+    originId: number,
+    urlOrPath: string,
+    remove: boolean,
+  ): Promise<{ imagePath: string; urls: string[] } | null> {
+    let origin = this.deps.registry.forId(originId);
+    if (!origin) {
+      await this.deps.registry.refresh();
+      origin = this.deps.registry.forId(originId);
+    }
+    if (!origin) return null;
+    let path = urlOrPath;
+    if (/^https?:\/\//i.test(path)) path = new URL(path).pathname;
+    if (!path.startsWith('/')) path = `/${path}`;
+    const split = splitPath(path);
+    if (!split.ok) return null;
+    const ruled = applyRules(split, origin.ruleSet);
+    if (!ruled.ok) return null;
+    const urls = remove
+      ? await this.deps.cache.purge(origin.id, ruled.imagePath)
+      : this.deps.cache
+          .entriesOf(origin.id, ruled.imagePath)
+          .map((entry) => entry.url)
+          .sort();
+    return { imagePath: ruled.imagePath, urls };
+  }
+
+  private async serve(
+    req: IncomingMessage,
+    onOrigin: (origin: EdgeOrigin) => void,
+  ): Promise<{ variant: Variant; hit: boolean; resolved: Resolved }> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method not allowed');
+    const hostHeader = req.headers.host ?? '';
+    const origin = this.deps.registry.forHost(hostHeader.replace(/:\d+$/, '').toLowerCase());
+    if (!origin) throw new Refusal(404, 'unknown host');
+    onOrigin(origin);
+    const resolved = this.resolve(req, origin);
+    const now = Date.now();
+    const entry = this.deps.cache.get(resolved.id);
+    if (entry && entry.freshUntil > now) {
+      return { variant: { meta: entry, data: await this.deps.cache.read(entry) }, hit: true, resolved };
+    }
+    const url = `http://${hostHeader}${req.url ?? '/'}`;
+    try {
+      return { variant: await this.produce(resolved, req.headers.accept, url), hit: false, resolved };
+    } catch (error) {
+      // The origin failing (not refusing) is when a stale copy beats an error page.
+      if (entry && error instanceof OriginError && error.kind !== 'not-found') {
+        this.deps.log.warn({ err: error, url }, 'origin failed; serving a stale copy');
+        return {
+          variant: { meta: entry, data: await this.deps.cache.read(entry), stale: true },
+          hit: true,
+          resolved,
+        };
+      }
+      throw error;
+    }
+  }
+
+  private resolve(req: IncomingMessage, origin: EdgeOrigin): Resolved {
+    const client = clientAddress(
+      req.socket.remoteAddress,
+      req.headers['x-forwarded-for'],
+      this.deps.trustProxy,
+    );
+    if (!origin.acl.allows(client)) throw new Refusal(403, 'access denied');
+    const rawUrl = req.url ?? '/';
+    const query = rawUrl.indexOf('?');
+    const rawPath = query < 0 ? rawUrl : rawUrl.slice(0, query);
+    if (!rawPath.startsWith('/')) throw new Refusal(400, 'bad request path');
+    if (origin.enableSignedUrl) {
+      const header = req.headers['x-imageflux-signature'];
+      if (!verifySignature(origin.signingSecret, rawPath, Array.isArray(header) ? header[0] : header))
+        throw new Refusal(403, 'invalid signature');
+    }
+    const split = splitPath(rawPath);
+    if (!split.ok) throw new Refusal(400, split.reason);
+    const ruled = applyRules(split, origin.ruleSet);
+    if (!ruled.ok) throw new Refusal(400, ruled.reason);
+    const { params, imagePath } = ruled;
+    if (isExpired(params.expires, new Date())) throw new Refusal(403, 'expired');
+    if (params.t && !origin.allowText)
+      throw new Refusal(403, 'text overlays are not enabled for this organization');
+    let sourcePath: string;
+    try {
+      sourcePath = decodeURIComponent(imagePath);
+    } catch {
+      throw new Refusal(400, 'malformed percent-encoding in the image path');
+    }
+    if (sourcePath === '/' || sourcePath.includes('\0') || SAFE_SEGMENT.test(sourcePath))
+      throw new Refusal(400, 'bad image path');
+    const variantKey = [
+      printParams(params, { omitAccess: true }),
+      formatClass(params, req.headers.accept),
+      // A changed source (host, bucket, prefix) must not be answered from the old one's variants.
+      digest(JSON.stringify(origin.source)),
+    ].join('|');
+    return { origin, params, imagePath, sourcePath, id: DiskCache.idOf(origin.id, imagePath, variantKey) };
+  }
+
+  private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
+    const { origin, params } = resolved;
+    return this.variants.run(resolved.id, async () => {
+      const source = await this.fetchSource(origin, resolved.sourcePath);
+      const result = await this.transforms.use(() =>
+        transform({
+          source: source.data,
+          params,
+          accept,
+          loadOverlay: async (path) => (await this.fetchSource(origin, path)).data,
+          allowText: origin.allowText,
+          limits: this.deps.limits,
+        }),
+      );
+      const now = Date.now();
+      const policy = cachePolicy({
+        now: new Date(now),
+        defaultCacheSeconds: origin.defaultCache,
+        originCacheControl: source.cacheControl,
+        originExpires: source.expires,
+      });
+      const meta: VariantMeta = {
+        url,
+        contentType: result.contentType,
+        etag: `"${createHash('sha256').update(result.data).digest('base64url').slice(0, 27)}"`,
+        varyAccept: result.varyAccept,
+        freshUntil: now + policy.maxAge * 1000,
+      };
+      if (policy.cacheControl !== 'no-store') {
+        await this.deps.cache.put(resolved.id, meta, result.data).catch((error: unknown) => {
+          this.deps.log.warn({ err: error, url }, 'cache write failed');
+        });
+      }
+      return { meta, data: result.data, noStore: policy.cacheControl === 'no-store' };
+    });
+  }
+
+  private fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage> {
+    const { source } = origin;
+    return this.sources.run(`${origin.id}|${origin.version}|${path}`, () =>
+      source.kind === 'http'
+        ? this.deps.http.fetch(source.config, path)
+        : this.deps.s3.fetch(source.config, path),
+    );
+  }
+
+  private answer(
+    req: IncomingMessage,
+    send: (status: number, headers: Record<string, string | number>, body: Buffer) => void,
+    variant: Variant,
+    resolved: Resolved,
+    cacheStatus: string,
+  ): void {
+    const { meta } = variant;
+    const now = Date.now();
+    let seconds = variant.stale ? 0 : Math.max(0, Math.round((meta.freshUntil - now) / 1000));
+    const expires = resolved.params.expires;
+    if (expires !== undefined) seconds = Math.min(seconds, Math.max(0, expires - Math.floor(now / 1000)));
+    const headers: Record<string, string | number> = {
+      'Content-Type': meta.contentType,
+      ETag: meta.etag,
+      'Cache-Control': variant.noStore ? 'no-store' : seconds > 0 ? `public, max-age=${seconds}` : 'no-cache',
+      Expires: new Date(now + seconds * 1000).toUTCString(),
+      'X-Cache': cacheStatus,
+    };
+    if (meta.varyAccept) headers.Vary = 'Accept';
+    if (matchesEtag(req.headers['if-none-match'], meta.etag)) return send(304, headers, EMPTY);
+    send(200, headers, variant.data);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+const ORIGIN_STATUS: Record<OriginError['kind'], number> = {
+  'not-found': 404,
+  forbidden: 502,
+  failed: 502,
+  timeout: 504,
+  'too-large': 422,
+};
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
+  });
+}
+
+/**
+ * The part of the Accept header a variant depends on: only `webp:X` / `avif:X` look at it,
+ * and only for whether the preferred type is explicitly accepted (as the pipeline decides).
+ */
+function formatClass(params: ParsedParams, accept: string | undefined): string {
+  const f = params.f;
+  if (!f || !f.includes(':')) return '';
+  const preferred = `image/${f.split(':')[0]}`;
+  const accepted = (accept ?? '').split(',').some((range) => {
+    const [name = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (name !== preferred) return false;
+    const q = parameters.find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+  return accepted ? 'preferred' : 'fallback';
+}

@@ -1,0 +1,603 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { OriginKind, OriginStatus, Permission } from '@ukiyo/contract';
+import { formatExpires, signPath } from '@ukiyo/imaging';
+import S3rver from 's3rver';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTenant,
+  createTestUser,
+  loggedIn,
+  testServer,
+  type Client,
+  type TestServer,
+} from '../../server/test/harness.ts';
+import { createEdge, type Edge, type EdgeOptions } from '../src/index.ts';
+
+// Fixtures are made with sharp here only to have real images to serve and to measure answers.
+let photo: Buffer;
+let logo: Buffer;
+let bomb: Buffer;
+
+/** An HTTP origin on loopback that counts what it is asked for and can be told to fail. */
+class LocalOrigin {
+  readonly hits = new Map<string, number>();
+  failing = false;
+  delayMs = 0;
+  cacheControl: string | null = null;
+  private server!: Server;
+  port = 0;
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+      setTimeout(() => {
+        if (this.failing) return res.writeHead(500).end('broken');
+        const files: Record<string, [Buffer, string]> = {
+          '/base/images/photo.jpg': [photo, 'image/jpeg'],
+          '/base/images/logo.png': [logo, 'image/png'],
+          '/base/images/bomb.png': [bomb, 'image/png'],
+          '/base/images/not-an-image.jpg': [Buffer.from('hello'), 'image/jpeg'],
+        };
+        if (path === '/base/images/moved.jpg')
+          return res.writeHead(302, { location: '/base/images/photo.jpg' }).end();
+        const file = files[path];
+        if (!file) return res.writeHead(404).end('no');
+        res.writeHead(200, {
+          'content-type': file[1],
+          'content-length': file[0].length,
+          ...(this.cacheControl ? { 'cache-control': this.cacheControl } : {}),
+        });
+        res.end(file[0]);
+      }, this.delayMs);
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  hitsOf(path: string): number {
+    return this.hits.get(`/base${path}`) ?? 0;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+function get(edge: Edge, host: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const { port } = edge.server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function size(body: Buffer): Promise<[number, number, string]> {
+  const meta = await sharp(body).metadata();
+  return [meta.width ?? 0, meta.height ?? 0, meta.format ?? ''];
+}
+
+let server: TestServer;
+let origin: LocalOrigin;
+let client: Client;
+let organizationId: number;
+const edges: Edge[] = [];
+
+async function startEdge(
+  config: Partial<TestServer['deps']['config']> = {},
+  options: Partial<EdgeOptions> = {},
+) {
+  const edge = await createEdge(
+    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true, ...config } },
+    {
+      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-edge-')),
+      originPollMs: 60_000,
+      meteringFlushMs: 60_000,
+      ...options,
+    },
+  );
+  await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
+  edges.push(edge);
+  return edge;
+}
+
+type OriginBody = { originID: number; name: string; status: number; statusMessage: string };
+
+async function addOrigin(
+  overrides: Record<string, unknown> = {},
+  config: Record<string, unknown> = {},
+): Promise<OriginBody> {
+  const result = await client.call('origin.add', {
+    origin: {
+      kind: OriginKind.http,
+      defaultCache: 3600,
+      config: {
+        scheme: 'http',
+        host: `127.0.0.1:${origin.port}`,
+        pathPrefix: 'base',
+        rewriteHost: '',
+        ...config,
+      },
+      ...overrides,
+    },
+  });
+  expect(result.status, JSON.stringify(result.body)).toBe(200);
+  return result.body.origin as OriginBody;
+}
+
+let edge: Edge;
+let plain: OriginBody;
+
+beforeAll(async () => {
+  photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#3080c0' } })
+    .jpeg()
+    .toBuffer();
+  logo = await sharp({
+    create: { width: 100, height: 100, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } },
+  })
+    .png()
+    .toBuffer();
+  bomb = await sharp({ create: { width: 12000, height: 12000, channels: 3, background: '#000' } })
+    .png({ compressionLevel: 9, palette: true })
+    .toBuffer();
+  origin = new LocalOrigin();
+  await origin.start();
+  server = await testServer();
+  const tenant = await createTenant(server.deps);
+  organizationId = tenant.organizationIds[0]!;
+  const { email } = await createTestUser(server.deps, {
+    accountId: tenant.accountId,
+    permission: Permission.origin,
+  });
+  client = await loggedIn(server.baseUrl, email);
+  plain = await addOrigin();
+  edge = await startEdge({}, { maxInputPixels: 50_000_000 });
+});
+
+afterAll(async () => {
+  for (const started of edges) await started.close();
+  await origin?.close();
+});
+
+describe('serving an HTTP origin', () => {
+  it('marks a loaded origin Applied and answers unknown hosts with 404', async () => {
+    const got = await client.call('origin.get', { originID: plain.originID });
+    expect((got.body.origin as OriginBody).status).toBe(OriginStatus.applied);
+    const unknown = await get(edge, 'nobody.img.localhost', '/images/photo.jpg');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.toString()).toBe('unknown host\n');
+  });
+
+  it('serves the image as the origin has it without parameters', async () => {
+    const answer = await get(edge, plain.name, '/images/photo.jpg');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('image/jpeg');
+    expect(await size(answer.body)).toEqual([800, 600, 'jpeg']);
+  });
+
+  it('applies every geometry mode, with and without u=0', async () => {
+    const cases: Array<[string, [number, number]]> = [
+      ['w=200,h=200,a=0', [200, 150]],
+      ['w=200,h=200,a=1', [200, 200]],
+      ['w=200,h=200,a=2', [200, 200]],
+      ['w=200,h=200,a=3', [200, 200]],
+      ['w=1000,h=1000,a=0', [1000, 750]],
+      ['w=1000,h=1000,a=0,u=0', [800, 600]],
+      ['w=1000,h=1000,a=1', [1000, 1000]],
+      ['w=1000,h=1000,a=2,u=0', [800, 600]],
+      ['w=1000,a=0,u=0', [800, 600]],
+      ['w=100,dpr=2', [200, 150]],
+    ];
+    for (const [params, expected] of cases) {
+      const answer = await get(edge, plain.name, `/${params}/images/photo.jpg`);
+      expect(answer.status, params).toBe(200);
+      expect((await size(answer.body)).slice(0, 2), params).toEqual(expected);
+    }
+  });
+
+  it('converts to every output format and negotiates webp:X / avif:X by Accept', async () => {
+    const formats: Array<[string, string, string]> = [
+      ['jpg', 'image/jpeg', 'jpeg'],
+      ['png', 'image/png', 'png'],
+      ['gif', 'image/gif', 'gif'],
+      ['webp', 'image/webp', 'webp'],
+      ['avif', 'image/avif', 'heif'],
+    ];
+    for (const [f, type, format] of formats) {
+      const answer = await get(edge, plain.name, `/w=64,f=${f}/images/photo.jpg`);
+      expect(answer.headers['content-type'], f).toBe(type);
+      expect((await size(answer.body))[2], f).toBe(format);
+      expect(answer.headers.vary).toBeUndefined();
+    }
+    const webp = await get(edge, plain.name, '/w=64,f=webp:jpg/images/photo.jpg', {
+      accept: 'image/webp,*/*',
+    });
+    expect(webp.headers['content-type']).toBe('image/webp');
+    expect(webp.headers.vary).toBe('Accept');
+    const fallback = await get(edge, plain.name, '/w=64,f=webp:jpg/images/photo.jpg', { accept: '*/*' });
+    expect(fallback.headers['content-type']).toBe('image/jpeg');
+    expect(fallback.headers.vary).toBe('Accept');
+    const avif = await get(edge, plain.name, '/w=64,f=avif:png/images/photo.jpg', { accept: 'image/avif' });
+    expect(avif.headers['content-type']).toBe('image/avif');
+    const avifFallback = await get(edge, plain.name, '/w=64,f=avif:png/images/photo.jpg');
+    expect(avifFallback.headers['content-type']).toBe('image/png');
+  });
+
+  it('clips, rotates and composes overlays', async () => {
+    const clipped = await get(edge, plain.name, '/ic=0:0:400:300/images/photo.jpg');
+    expect((await size(clipped.body)).slice(0, 2)).toEqual([400, 300]);
+    const ratio = await get(edge, plain.name, '/c/icr=0:0:0.5:0.5,w=100/images/photo.jpg');
+    expect((await size(ratio.body)).slice(0, 2)).toEqual([100, 75]);
+    const output = await get(edge, plain.name, '/w=400,c=0:0:100:50/images/photo.jpg');
+    expect((await size(output.body)).slice(0, 2)).toEqual([100, 50]);
+    const rotated = await get(edge, plain.name, '/or=6/images/photo.jpg');
+    expect((await size(rotated.body)).slice(0, 2)).toEqual([600, 800]);
+    const overlaid = await get(edge, plain.name, '/w=300,l=(w=50,g=9%2fimages%2flogo.png)/images/photo.jpg');
+    expect(overlaid.status, overlaid.body.toString()).toBe(200);
+    expect((await size(overlaid.body)).slice(0, 2)).toEqual([300, 225]);
+    const missingOverlay = await get(
+      edge,
+      plain.name,
+      '/w=300,l=(w=50%2fimages%2fnone.png)/images/photo.jpg',
+    );
+    expect(missingOverlay.status).toBe(422);
+  });
+
+  it('refuses bad input with 4xx and a short reason, never a 500', async () => {
+    const cases: Array<[string, number]> = [
+      ['/zz=1/images/photo.jpg', 400],
+      ['/w=-1/images/photo.jpg', 400],
+      ['/a=9/images/photo.jpg', 400],
+      ['/w=(/images/photo.jpg', 400],
+      ['/images/%E0%A4%A.jpg', 400],
+      ['/w=10/images/../secret.jpg', 400],
+      ['/images/missing.jpg', 404],
+      ['/images/not-an-image.jpg', 422],
+      ['/t=(text=hi)/images/photo.jpg', 403],
+    ];
+    for (const [path, status] of cases) {
+      const answer = await get(edge, plain.name, path);
+      expect(answer.status, `${path} ${answer.body.toString()}`).toBe(status);
+      expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(answer.body.length).toBeLessThan(200);
+    }
+  });
+
+  it('refuses a decompression bomb from its header', async () => {
+    const answer = await get(edge, plain.name, '/w=10/images/bomb.png');
+    expect(answer.status).toBe(422);
+  });
+
+  it('follows redirects of the origin', async () => {
+    const answer = await get(edge, plain.name, '/w=80/images/moved.jpg');
+    expect(answer.status).toBe(200);
+    expect((await size(answer.body))[0]).toBe(80);
+  });
+});
+
+describe('origin rules, signatures and expiry', () => {
+  it('serves a rule pattern as its parameters on its path, overriding only what is allowed', async () => {
+    const ruled = await addOrigin({
+      conversionParameters: [
+        { pattern: 'thumbs/', path: 'images/', parameter: 'w=100,f=png' },
+        { pattern: 'fixed/', path: 'images/', parameter: 'w=120', disallowOverride: true },
+      ],
+      overridableParameters: 'w',
+    });
+    await edge.refreshOrigins();
+    const thumb = await get(edge, ruled.name, '/thumbs/photo.jpg');
+    expect(await size(thumb.body)).toEqual([100, 75, 'png']);
+    const overridden = await get(edge, ruled.name, '/w=50,f=jpg/thumbs/photo.jpg');
+    expect(await size(overridden.body)).toEqual([50, 38, 'png']);
+    const fixed = await get(edge, ruled.name, '/w=50/fixed/photo.jpg');
+    expect((await size(fixed.body))[0]).toBe(120);
+  });
+
+  it('requires a valid signature in the parameter or the header, and honours expires', async () => {
+    const secret = 'testsigningsecret';
+    const signed = await addOrigin({ enableSignedUrl: true, signingSecret: secret });
+    await edge.refreshOrigins();
+    expect((await get(edge, signed.name, '/w=100/images/photo.jpg')).status).toBe(403);
+    expect((await get(edge, signed.name, signPath(secret, '/w=100/images/photo.jpg'))).status).toBe(200);
+    expect((await get(edge, signed.name, signPath('other', '/w=100/images/photo.jpg'))).status).toBe(403);
+    const headerSigned = signPath(secret, '/c/w=100/images/photo.jpg');
+    const signature = /sig=([^,/]+)/.exec(headerSigned)![1]!;
+    expect(
+      (await get(edge, signed.name, '/c/w=100/images/photo.jpg', { 'x-imageflux-signature': signature }))
+        .status,
+    ).toBe(200);
+    const past = formatExpires(Math.floor(Date.now() / 1000) - 10);
+    const expired = await get(edge, signed.name, signPath(secret, `/w=100,expires=${past}/images/photo.jpg`));
+    expect(expired.status).toBe(403);
+    expect(expired.body.toString()).toBe('expired\n');
+    const soon = Math.floor(Date.now() / 1000) + 120;
+    const live = await get(
+      edge,
+      signed.name,
+      signPath(secret, `/w=100,expires=${formatExpires(soon)}/images/photo.jpg`),
+    );
+    expect(live.status).toBe(200);
+    const maxAge = Number(/max-age=(\d+)/.exec(String(live.headers['cache-control']))![1]);
+    expect(maxAge).toBeGreaterThan(100);
+    expect(maxAge).toBeLessThanOrEqual(120);
+  });
+});
+
+describe('the cache', () => {
+  it('answers repeats from the cache with ETag / 304 and Cache-Control from defaultCache', async () => {
+    const path = '/w=150,q=70/images/photo.jpg';
+    const before = origin.hitsOf('/images/photo.jpg');
+    const first = await get(edge, plain.name, path);
+    expect(first.headers['x-cache']).toBe('MISS');
+    expect(first.headers['cache-control']).toBe('public, max-age=3600');
+    const second = await get(edge, plain.name, path);
+    expect(second.headers['x-cache']).toBe('HIT');
+    expect(second.body.equals(first.body)).toBe(true);
+    expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 1);
+    const notModified = await get(edge, plain.name, path, { 'if-none-match': String(first.headers.etag) });
+    expect(notModified.status).toBe(304);
+    expect(notModified.body.length).toBe(0);
+    // Same meaning, different spelling: the same variant.
+    const respelled = await get(edge, plain.name, '/c/q=70,w=150/images/photo.jpg');
+    expect(respelled.headers['x-cache']).toBe('HIT');
+  });
+
+  it('coalesces concurrent identical misses into one origin fetch', async () => {
+    origin.delayMs = 200;
+    const before = origin.hitsOf('/images/photo.jpg');
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => get(edge, plain.name, '/w=333/images/photo.jpg')),
+    );
+    origin.delayMs = 0;
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 1);
+    expect(new Set(answers.map((answer) => answer.headers.etag)).size).toBe(1);
+  });
+
+  it('looks up and purges every variant of one image URL', async () => {
+    await get(edge, plain.name, '/w=41/images/logo.png');
+    await get(edge, plain.name, '/w=42,f=webp/images/logo.png');
+    const url = `http://${plain.name}/w=999/images/logo.png`;
+    const listed = await edge.lookup(plain.originID, url);
+    expect(listed).toEqual([
+      `http://${plain.name}/w=41/images/logo.png`,
+      `http://${plain.name}/w=42,f=webp/images/logo.png`,
+    ]);
+    expect(await edge.purge(plain.originID, '/images/logo.png')).toEqual(listed);
+    expect(await edge.lookup(plain.originID, url)).toEqual([]);
+    expect((await get(edge, plain.name, '/w=41/images/logo.png')).headers['x-cache']).toBe('MISS');
+    expect(await edge.lookup(999_999_999, url)).toEqual([]);
+  });
+
+  it('serves a stale copy when the origin fails and honours origin cache headers', async () => {
+    const shortLived = await addOrigin({ defaultCache: 0 });
+    await edge.refreshOrigins();
+    const first = await get(edge, shortLived.name, '/w=77/images/photo.jpg');
+    expect(first.headers['cache-control']).toBe('no-cache');
+    origin.failing = true;
+    const stale = await get(edge, shortLived.name, '/w=77/images/photo.jpg');
+    const uncached = await get(edge, shortLived.name, '/w=78/images/photo.jpg');
+    origin.failing = false;
+    expect(stale.status).toBe(200);
+    expect(stale.headers['x-cache']).toBe('STALE');
+    expect(uncached.status).toBe(502);
+    origin.cacheControl = 'max-age=60';
+    const fromOrigin = await get(edge, shortLived.name, '/w=79/images/photo.jpg');
+    origin.cacheControl = 'no-store';
+    const noStore = await get(edge, shortLived.name, '/w=80/images/photo.jpg');
+    origin.cacheControl = null;
+    expect(fromOrigin.headers['cache-control']).toBe('public, max-age=60');
+    expect(noStore.headers['cache-control']).toBe('no-store');
+    expect(await edge.lookup(shortLived.originID, '/images/photo.jpg')).not.toContain(
+      `http://${shortLived.name}/w=80/images/photo.jpg`,
+    );
+  });
+
+  it('keeps the cache within its size, evicting the least recently used', async () => {
+    const small = await startEdge({}, { cacheMaxBytes: 2000 });
+    for (const w of [30, 31, 32, 33, 34, 35, 36, 37])
+      await get(small, plain.name, `/w=${w}/images/photo.jpg`);
+    const kept = await small.lookup(plain.originID, '/images/photo.jpg');
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(8);
+    expect(kept).toContain(`http://${plain.name}/w=37/images/photo.jpg`);
+  });
+});
+
+describe('access control and the SSRF guard', () => {
+  it('applies allow and deny lists to the client address, X-Forwarded-For only behind a trusted proxy', async () => {
+    const allowOnly = await addOrigin({ acl: { isAllowList: true, cidrs: ['10.0.0.0/8'] } });
+    const denyLocal = await addOrigin({ acl: { isAllowList: false, cidrs: ['127.0.0.0/8', '::1'] } });
+    await edge.refreshOrigins();
+    expect((await get(edge, allowOnly.name, '/images/photo.jpg')).status).toBe(403);
+    expect((await get(edge, denyLocal.name, '/images/photo.jpg')).status).toBe(403);
+    expect(
+      (await get(edge, allowOnly.name, '/images/photo.jpg', { 'x-forwarded-for': '10.1.2.3' })).status,
+    ).toBe(403);
+    const proxied = await startEdge({ TRUST_PROXY: true });
+    expect(
+      (await get(proxied, allowOnly.name, '/images/photo.jpg', { 'x-forwarded-for': '10.1.2.3' })).status,
+    ).toBe(200);
+    expect(
+      (await get(proxied, allowOnly.name, '/images/photo.jpg', { 'x-forwarded-for': '10.1.2.3, 192.0.2.1' }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await get(proxied, denyLocal.name, '/images/photo.jpg', { 'x-forwarded-for': '192.0.2.1' })).status,
+    ).toBe(200);
+  });
+
+  it('refuses loopback and private origins unless ALLOW_PRIVATE_ORIGINS=1', async () => {
+    const guarded = await startEdge({ ALLOW_PRIVATE_ORIGINS: false });
+    const literal = await get(guarded, plain.name, '/w=10/images/photo.jpg');
+    expect(literal.status).toBe(502);
+    expect(literal.body.toString()).toContain('not allowed');
+    const named = await addOrigin({}, { host: `localhost:${origin.port}` });
+    const metadata = await addOrigin({}, { host: '169.254.169.254' });
+    await guarded.refreshOrigins();
+    const resolved = await get(guarded, named.name, '/w=10/images/photo.jpg');
+    expect(resolved.status).toBe(502);
+    expect(resolved.body.toString()).toContain('not allowed');
+    expect((await get(guarded, metadata.name, '/images/x.jpg')).status).toBe(502);
+    expect(origin.hitsOf('/images/x.jpg')).toBe(0);
+  });
+});
+
+describe('S3 origins', () => {
+  let s3rver: S3rver;
+  let endPoint: string;
+
+  beforeAll(async () => {
+    s3rver = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: mkdtempSync(join(tmpdir(), 'ukiyo-s3-')),
+    });
+    const address = (await s3rver.run()) as AddressInfo;
+    endPoint = `http://127.0.0.1:${address.port}`;
+    const s3 = new S3Client({
+      endpoint: endPoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: 'pictures' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'pictures', Key: 'prefix/dir/photo one.jpg', Body: photo }));
+    s3.destroy();
+  });
+
+  afterAll(async () => {
+    await s3rver.close();
+  });
+
+  it('fetches through SigV4 with a path-style custom endpoint and pathPrefix', async () => {
+    const bucketOrigin = await addOrigin(
+      {
+        kind: OriginKind.s3,
+        config: {
+          accessKeyID: 'S3RVER',
+          secretAccessKey: 'S3RVER',
+          endPoint,
+          region: 'us-east-1',
+          bucket: 'pictures',
+          pathPrefix: '/prefix/',
+        },
+      },
+      {},
+    );
+    await edge.refreshOrigins();
+    const answer = await get(edge, bucketOrigin.name, '/w=120,f=webp/dir/photo%20one.jpg');
+    expect(answer.status, answer.body.toString()).toBe(200);
+    expect(await size(answer.body)).toEqual([120, 90, 'webp']);
+    expect((await get(edge, bucketOrigin.name, '/dir/missing.jpg')).status).toBe(404);
+    const guarded = await startEdge({ ALLOW_PRIVATE_ORIGINS: false });
+    expect((await get(guarded, bucketOrigin.name, '/dir/photo%20one.jpg')).status).toBe(502);
+  });
+
+  it('marks an origin Error, with the reason, when the edge cannot load it', async () => {
+    const broken = await addOrigin({
+      kind: OriginKind.s3,
+      config: {
+        accessKeyID: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        endPoint,
+        region: '',
+        bucket: 'pictures',
+        pathPrefix: '',
+      },
+    });
+    await server.deps.db
+      .updateTable('origins')
+      .set({
+        config: JSON.stringify({
+          accessKeyID: 'S3RVER',
+          secretAccessKeyEnc: 'v1.AAAA.AAAA',
+          bucket: 'pictures',
+          endPoint,
+        }),
+      })
+      .where('id', '=', broken.originID)
+      .execute();
+    await edge.refreshOrigins();
+    const got = (await client.call('origin.get', { originID: broken.originID })).body.origin as OriginBody;
+    expect(got.status).toBe(OriginStatus.error);
+    expect(got.statusMessage).toContain('cannot be decrypted');
+    expect((await get(edge, broken.name, '/x.jpg')).status).toBe(404);
+  });
+});
+
+describe('usage metering', () => {
+  it('adds requests and outbound bytes per origin to the hourly and daily tables', async () => {
+    const metered = await addOrigin();
+    await edge.refreshOrigins();
+    const answers = [
+      await get(edge, metered.name, '/w=50/images/photo.jpg'),
+      await get(edge, metered.name, '/w=50/images/photo.jpg'),
+      await get(edge, metered.name, '/zz=1/images/photo.jpg'),
+    ];
+    await edge.flushUsage();
+    const bytes = answers.reduce((sum, answer) => sum + answer.body.length, 0);
+    const hourly = await server.deps.db
+      .selectFrom('usage_hourly')
+      .selectAll()
+      .where('origin_id', '=', metered.originID)
+      .execute();
+    expect(
+      hourly.map((row) => [row.organization_id, Number(row.requests), Number(row.outbound_bytes)]),
+    ).toEqual([[organizationId, 3, bytes]]);
+    const listed = await client.call('origin.list', {});
+    const usage = (listed.body.origins as Array<{ originID: number; usage: unknown }>).find(
+      (entry) => entry.originID === metered.originID,
+    )?.usage;
+    expect(usage).toEqual({ requests: 3, outboundBytes: bytes });
+  });
+});
+
+// Fan-out needs a Redis server: REDIS_URL, else a local one when it answers.
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisUp = await new Promise<boolean>((resolve) => {
+  const url = new URL(redisUrl);
+  const socket = connect({ host: url.hostname, port: Number(url.port || 6379) });
+  const done = (up: boolean) => {
+    socket.destroy();
+    resolve(up);
+  };
+  socket.once('connect', () => done(true));
+  socket.once('error', () => done(false));
+  socket.setTimeout(500, () => done(false));
+});
+
+describe.skipIf(!redisUp)('fan-out over Redis', () => {
+  it('empties every edge when one purges, and reloads every edge when one sees an origin change', async () => {
+    const first = await startEdge({ REDIS_URL: redisUrl });
+    const second = await startEdge({ REDIS_URL: redisUrl });
+    await get(first, plain.name, '/w=61/images/photo.jpg');
+    await get(second, plain.name, '/w=61/images/photo.jpg');
+    expect(await second.lookup(plain.originID, '/images/photo.jpg')).toHaveLength(1);
+    expect(await first.purge(plain.originID, '/images/photo.jpg')).toHaveLength(1);
+    await expect.poll(() => second.lookup(plain.originID, '/images/photo.jpg')).toEqual([]);
+    const added = await addOrigin();
+    await first.refreshOrigins();
+    await expect.poll(async () => (await get(second, added.name, '/w=10/images/photo.jpg')).status).toBe(200);
+  });
+});

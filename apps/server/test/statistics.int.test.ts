@@ -1,0 +1,179 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, OriginKind } from '@ukiyo/contract';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEdge, type Edge } from '../../edge/src/index.ts';
+import {
+  createTenant,
+  createTestUser,
+  loggedIn,
+  testServer,
+  type Client,
+  type TestServer,
+} from './harness.ts';
+
+// Usage comes from real requests to a real edge, flushed by its metering into the database.
+let server: TestServer;
+let edge: Edge;
+let imageServer: Server;
+let client: Client;
+let admin: Client;
+let memberCode: string;
+let organizationId: number;
+
+function fetchFromEdge(host: string, path: string): Promise<number> {
+  const { port } = edge.server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(bytes) : reject(new Error(`edge answered ${res.statusCode}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  server = await testServer();
+  const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#3366aa' } })
+    .jpeg()
+    .toBuffer();
+  imageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
+  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+  edge = await createEdge(
+    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
+    {
+      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-stats-edge-')),
+      originPollMs: 60_000,
+      meteringFlushMs: 60_000,
+    },
+  );
+  await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
+
+  const tenant = await createTenant(server.deps);
+  memberCode = tenant.memberCode;
+  organizationId = tenant.organizationIds[0]!;
+  const user = await createTestUser(server.deps, {
+    accountId: tenant.accountId,
+    permission: ALL_MEMBER_PERMISSIONS,
+  });
+  client = await loggedIn(server.baseUrl, user.email);
+  admin = await loggedIn(
+    server.baseUrl,
+    (await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS })).email,
+  );
+});
+
+afterAll(async () => {
+  await edge.close();
+  await new Promise((resolve) => imageServer.close(resolve));
+});
+
+describe('usage from the edge', () => {
+  it('appears in statistics, the dashboard, admin statistics and invoices with the right totals', async () => {
+    const port = (imageServer.address() as AddressInfo).port;
+    const names: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const added = await client.call('origin.add', {
+        origin: {
+          kind: OriginKind.http,
+          config: { scheme: 'http', host: `127.0.0.1:${port}`, pathPrefix: '', rewriteHost: '' },
+        },
+      });
+      expect(added.status, JSON.stringify(added.body)).toBe(200);
+      names.push((added.body.origin as { name: string }).name);
+    }
+    await edge.refreshOrigins();
+
+    const served = [0, 0];
+    for (let i = 0; i < 3; i++) served[0]! += await fetchFromEdge(names[0]!, `/w=${100 + i}/photo.jpg`);
+    served[1]! += await fetchFromEdge(names[1]!, '/w=50,f=png/photo.jpg');
+    await edge.flushUsage();
+
+    const now = new Date();
+    const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    const stats = await client.call('statistics.origins', { from: from.toISOString(), to: to.toISOString() });
+    expect(stats.status).toBe(200);
+    const origins = stats.body.origins as {
+      name: string;
+      stats: { requests: number; outboundBytes: number };
+    }[];
+    expect(origins.map((o) => [o.name, o.stats])).toEqual([
+      [names[0], { requests: 3, outboundBytes: served[0] }],
+      [names[1], { requests: 1, outboundBytes: served[1] }],
+    ]);
+    expect(stats.body.total).toEqual({ requests: 4, outboundBytes: served[0]! + served[1]! });
+    expect(stats.body.daily).toEqual([
+      { day: now.toISOString().slice(0, 10), requests: 4, outboundBytes: served[0]! + served[1]! },
+    ]);
+
+    // The same usage summed from the hourly table when the range is not on day boundaries.
+    const hourly = await client.call('statistics.origins', {
+      from: new Date(now.getTime() - 3_600_000).toISOString(),
+      to: new Date(now.getTime() + 3_600_000).toISOString(),
+    });
+    expect(hourly.body.total).toEqual(stats.body.total);
+
+    const dashboard = await client.call('statistics.dashboard');
+    expect(dashboard.body).toMatchObject({
+      billingPeriod: { from: from.toISOString(), to: to.toISOString() },
+      requests: 4,
+      outboundBytes: served[0]! + served[1]!,
+    });
+
+    const month = { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
+    const all = await admin.call('admin.statistics', month);
+    const mine = (all.body.organizations as { organizationID: number }[]).find(
+      (o) => o.organizationID === organizationId,
+    );
+    expect(mine).toMatchObject({ memberCode, requests: 4, outboundBytes: served[0]! + served[1]! });
+    const invoices = await admin.call('admin.invoices', month);
+    const row = (invoices.body.rows as { memberId: string; transferGiB: number }[]).find(
+      (r) => r.memberId === memberCode,
+    );
+    expect(row?.transferGiB).toBe(Math.round(((served[0]! + served[1]!) / 1024 ** 3) * 100) / 100);
+  });
+
+  it('refuses a range that ends before it starts and a month in the future', async () => {
+    const result = await client.call('statistics.origins', {
+      from: '2026-02-01T00:00:00Z',
+      to: '2026-01-01T00:00:00Z',
+    });
+    expect(result.body).toEqual({ error: 'validation error', invalids: { to: ['validation.invalid'] } });
+    expect(
+      (await client.call('statistics.origins', { from: 'yesterday', to: 'today' })).body.invalids,
+    ).toEqual({
+      from: ['validation.invalid'],
+      to: ['validation.invalid'],
+    });
+    expect((await admin.call('admin.invoices', { year: 2099, month: 1 })).body.error).toBe(
+      'validation error',
+    );
+  });
+
+  it('shows an organization only its own usage', async () => {
+    const other = await createTenant(server.deps);
+    const outsider = await loggedIn(
+      server.baseUrl,
+      (await createTestUser(server.deps, { accountId: other.accountId, permission: ALL_MEMBER_PERMISSIONS }))
+        .email,
+    );
+    const result = await outsider.call('statistics.origins', {
+      from: '2020-01-01T00:00:00Z',
+      to: '2020-12-31T00:00:00Z',
+    });
+    expect(result.body).toEqual({ origins: [], total: { requests: 0, outboundBytes: 0 }, daily: [] });
+    expect((await outsider.call('statistics.dashboard')).body).toMatchObject({
+      requests: 0,
+      outboundBytes: 0,
+    });
+  });
+});
