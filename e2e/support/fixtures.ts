@@ -3,3 +3,9 @@ export const ADMIN = { email: 'admin@e2e.example.com', password: 'admin-password
 export const STATS_USER = { email: 'stats@e2e.example.com', password: 'stats-password-e2e' };
 export const STATS_ORG = { memberCode: 'E2E0001', serviceCode: 'e2e-image', name: 'E2E Images' };
 export const LIVE_USER = { email: 'live@e2e.example.com', password: 'live-password-e2e' };
+/**
+ * The image edge's port in the e2e server (ALLOW_PRIVATE_ORIGINS=1 there, so origins on
+ * 127.0.0.1 work): E2E_EDGE_PORT, else E2E_PORT + 1000 so parallel runs on other ports do not
+ * collide.
+ */
+export const EDGE_PORT = Number(process.env.E2E_EDGE_PORT ?? Number(process.env.E2E_PORT ?? 18_480) + 1000);

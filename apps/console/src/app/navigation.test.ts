@@ -56,17 +56,20 @@ describe('buildNavigation', () => {
 
   it('filters the live menu by permission', () => {
     const all = menu({ user: user(127 & ~Permission.admin), organization: organization(true) });
-    expect(ids(all.main)).toEqual(['channel', 'liveStreaming', 'statistics', 'cache']);
-    expect(all.main[2]).toMatchObject({ labelKey: 'nav.hlsStatistics' });
+    expect(ids(all.main)).toEqual(['dashboard', 'channel', 'liveStreaming', 'statistics', 'cache']);
+    expect(all.main[3]).toMatchObject({ labelKey: 'nav.hlsStatistics' });
     const channelOnly = menu({ user: user(Permission.channel), organization: organization(true) });
-    expect(ids(channelOnly.main)).toEqual(['channel']);
+    expect(ids(channelOnly.main)).toEqual(['dashboard', 'channel']);
   });
 
   it('filters the regular menu by permission; preview needs none', () => {
-    expect(ids(menu({ user: user(0), organization: organization(false) }).main)).toEqual(['preview']);
+    expect(ids(menu({ user: user(0), organization: organization(false) }).main)).toEqual([
+      'dashboard',
+      'preview',
+    ]);
     expect(
       ids(menu({ user: user(Permission.origin | Permission.cache), organization: organization(false) }).main),
-    ).toEqual(['originIndex', 'preview', 'cache']);
+    ).toEqual(['dashboard', 'originIndex', 'preview', 'cache']);
   });
 
   it('empties the menu without activation or organization, keeping the account menu', () => {

@@ -76,14 +76,17 @@ function mainMenu(session: Session): MenuEntry[] {
       link('cache', 'nav.cache', paths.cache()),
     ];
   }
+  // The dashboard (this month's usage, any member) leads both menus, before the spec's items.
   const items = organization.isLive
     ? [
+        link('dashboard', 'nav.dashboard', paths.dashboard()),
         link('channel', 'nav.channel', paths.channel()),
         link('liveStreaming', 'nav.liveStreaming', paths.liveStreaming()),
         link('statistics', 'nav.hlsStatistics', paths.statistics()),
         link('cache', 'nav.cache', paths.cache()),
       ]
     : [
+        link('dashboard', 'nav.dashboard', paths.dashboard()),
         link('originIndex', 'nav.origins', paths.originIndex(), ORIGIN_ROUTES),
         link('statistics', 'nav.statistics', paths.statistics()),
         link('preview', 'nav.preview', paths.preview()),
@@ -96,8 +99,16 @@ function mainMenu(session: Session): MenuEntry[] {
  * The top navigation for a session (console-spec section 2, "Top navigation"). Pure: the
  * navbar renders it and the tests read it.
  */
-export function buildNavigation(session: Session, serviceSiteUrl: string): Navigation {
+export function buildNavigation(
+  session: Session,
+  serviceSiteUrl: string,
+  statusUrl: string | null = null,
+): Navigation {
   const { user, organization } = session;
+  // With an external status page (STATUS_URL) the link leaves the console.
+  const status: MenuEntry = statusUrl
+    ? { kind: 'external', id: 'status', labelKey: 'nav.status', href: statusUrl }
+    : link('status', 'nav.status', paths.status());
   if (!isLoggedIn(user)) {
     return {
       main: [
@@ -106,7 +117,7 @@ export function buildNavigation(session: Session, serviceSiteUrl: string): Navig
         { kind: 'external', id: 'serviceSite', labelKey: 'nav.serviceSite', href: serviceSiteUrl },
       ],
       // The documentation is already in the menu on the left for visitors.
-      right: [link('status', 'nav.status', paths.status())],
+      right: [status],
       account: null,
     };
   }
@@ -114,10 +125,9 @@ export function buildNavigation(session: Session, serviceSiteUrl: string): Navig
   return {
     main: mainMenu(session),
     right: [
-      link('status', 'nav.status', paths.status()),
-      link('docs', 'nav.docs', paths.docs()),
-      link('help', 'nav.help', paths.help()),
-    ].filter(allowed),
+      status,
+      ...[link('docs', 'nav.docs', paths.docs()), link('help', 'nav.help', paths.help())].filter(allowed),
+    ],
     account: {
       memberCode: organization?.sakuraAccount.sakuraMemberCode ?? user.sakuraAccount?.sakuraMemberCode ?? '',
       serviceCode: organization?.serviceCode ?? '',

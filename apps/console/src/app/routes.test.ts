@@ -18,6 +18,15 @@ describe('paths', () => {
 });
 
 describe('routes', () => {
+  it('opens the dashboard to any member of an organization and keeps usage pages lazy', () => {
+    expect(paths.dashboard()).toBe('/dashboard');
+    expect(routes.dashboard.guard).toEqual({ access: 'organization' });
+    expect(routes.adminInvoices.guard).toMatchObject({ access: 'activated', adminOnly: true });
+    for (const id of ['dashboard', 'statistics', 'adminStatistics', 'adminInvoices'] as const) {
+      expect(routes[id].page, id).toBeTypeOf('function');
+    }
+  });
+
   it('keeps the outbox for administrators and the activity for any activated user', () => {
     expect(routes.adminOutbox.guard).toMatchObject({ access: 'activated', adminOnly: true });
     expect(routes.userActivity.guard).toEqual({ access: 'activated' });

@@ -75,6 +75,24 @@ const activate: PageModule = () =>
   import('../features/auth/components/activate-page.tsx').then((m) => ({ Component: m.ActivatePage }));
 const forget: PageModule = () =>
   import('../features/auth/components/forget-page.tsx').then((m) => ({ Component: m.ForgetPage }));
+const help: PageModule = () =>
+  import('../features/help/components/help-page.tsx').then((m) => ({ Component: m.HelpPage }));
+const docs: PageModule = () =>
+  import('../features/docs/components/docs-page.tsx').then((m) => ({ Component: m.DocsPage }));
+const status: PageModule = () =>
+  import('../features/status/components/status-page.tsx').then((m) => ({ Component: m.StatusPage }));
+const dashboard: PageModule = () =>
+  import('../features/usage/components/dashboard-page.tsx').then((m) => ({ Component: m.DashboardPage }));
+const statistics: PageModule = () =>
+  import('../features/usage/components/statistics-page.tsx').then((m) => ({ Component: m.StatisticsPage }));
+const adminStatistics: PageModule = () =>
+  import('../features/usage/components/admin-statistics-page.tsx').then((m) => ({
+    Component: m.AdminStatisticsPage,
+  }));
+const adminInvoices: PageModule = () =>
+  import('../features/usage/components/admin-invoices-page.tsx').then((m) => ({
+    Component: m.AdminInvoicesPage,
+  }));
 const notFound: PageModule = () =>
   import('../features/errors/components/not-found-page.tsx').then((m) => ({ Component: m.NotFoundPage }));
 const unsupported: PageModule = () =>
@@ -95,6 +113,7 @@ const MEMBERS: RouteGuard = { access: 'organization', permission: Permission.mem
 /** Every route of the console (console-spec section 2), in one place. */
 export const routes = {
   home: { pattern: '/', guard: { access: 'organization', home: true }, titleKey: 'title.home' },
+  dashboard: { pattern: '/dashboard', guard: ORGANIZATION, titleKey: 'title.dashboard', page: dashboard },
   originIndex: { pattern: '/origin/index', guard: ORIGINS, titleKey: 'title.originIndex', page: titleOnly },
   originCreate: {
     pattern: '/origin/create',
@@ -144,7 +163,7 @@ export const routes = {
     guard: { access: 'organization', permission: Permission.statistics },
     titleKey: 'title.statistics',
     liveTitleKey: 'title.hlsStatistics',
-    page: titleOnly,
+    page: statistics,
   },
   preview: {
     pattern: '/preview',
@@ -168,7 +187,7 @@ export const routes = {
   },
   tokenIndex: { pattern: '/token/', guard: ORGANIZATION, titleKey: 'title.tokenIndex', page: tokenIndex },
   tokenNew: { pattern: '/token/new', guard: ORGANIZATION, titleKey: 'title.tokenNew', page: tokenNew },
-  help: { pattern: '/help/', guard: ORGANIZATION, titleKey: 'title.help', page: titleOnly },
+  help: { pattern: '/help/', guard: ORGANIZATION, titleKey: 'title.help', page: help },
   organizationUpdate: {
     pattern: '/organization/update',
     guard: { access: 'organization', permission: Permission.organization },
@@ -179,13 +198,13 @@ export const routes = {
     pattern: '/admin/statistics',
     guard: ADMIN,
     titleKey: 'title.adminStatistics',
-    page: titleOnly,
+    page: adminStatistics,
   },
   adminInvoices: {
     pattern: '/admin/invoices',
     guard: ADMIN,
     titleKey: 'title.adminInvoices',
-    page: titleOnly,
+    page: adminInvoices,
   },
   userCreate: { pattern: '/user/create', guard: ADMIN, titleKey: 'title.userCreate', page: userCreate },
   adminOutbox: { pattern: '/admin/outbox', guard: ADMIN, titleKey: 'title.adminOutbox', page: adminOutbox },
@@ -217,8 +236,8 @@ export const routes = {
   activate: { pattern: '/activate/:token', guard: PUBLIC, titleKey: 'title.activate', page: activate },
   forget: { pattern: '/forget/', guard: PUBLIC, titleKey: 'title.forget', page: forget },
   previewGuest: { pattern: '/preview-guest', guard: PUBLIC, titleKey: 'title.previewGuest', page: titleOnly },
-  docs: { pattern: '/docs/*', guard: PUBLIC, titleKey: 'title.docs', page: titleOnly },
-  status: { pattern: '/status', guard: PUBLIC, titleKey: 'title.status', page: titleOnly },
+  docs: { pattern: '/docs/*', guard: PUBLIC, titleKey: 'title.docs', page: docs },
+  status: { pattern: '/status', guard: PUBLIC, titleKey: 'title.status', page: status },
   unsupported: { pattern: '/unsupported', guard: PUBLIC, titleKey: 'title.unsupported', page: unsupported },
   notFound: { pattern: '/404', guard: PUBLIC, titleKey: 'title.notFound', page: notFound },
   catchAll: { pattern: '*', guard: PUBLIC, titleKey: 'title.notFound', page: notFound },
@@ -252,6 +271,7 @@ function withQuery(base: string, query: Record<string, ID | undefined>): string 
 /** URL builders: the only way the console writes its own URLs. */
 export const paths = {
   home: () => path('home'),
+  dashboard: () => path('dashboard'),
   originIndex: () => path('originIndex'),
   originCreate: () => path('originCreate'),
   originCopy: (copyId: ID) => path('originCopy', { copyId }),

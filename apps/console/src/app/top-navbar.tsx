@@ -12,6 +12,7 @@ import { callApi } from '../lib/api-client.ts';
 import { SERVICE_SITE_URL } from '../lib/config.ts';
 import { queryClient } from '../lib/query-client.ts';
 import { clearSession, useSession } from '../lib/session.ts';
+import { useExternalStatusUrl } from '../features/status/api/status-link.ts';
 import { buildNavigation, type MenuEntry, type MenuLink, type Navigation } from './navigation.ts';
 import { useCurrentRouteID } from './route-title.ts';
 import { paths, type RouteID } from './routes.ts';
@@ -129,7 +130,8 @@ export function TopNavbar() {
   const { key } = useLocation();
   // Open for one location only: any route change closes the collapsed menu again.
   const [openAt, setOpenAt] = useState<string | null>(null);
-  const navigation = buildNavigation(session, SERVICE_SITE_URL);
+  const statusUrl = useExternalStatusUrl();
+  const navigation = buildNavigation(session, SERVICE_SITE_URL, statusUrl);
 
   return (
     <Navbar

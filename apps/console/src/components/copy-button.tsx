@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { flash } from '../lib/flash.ts';
 
 /** The Clipboard API needs a secure context; plain-HTTP consoles fall back to a selection copy. */
-async function writeClipboard(text: string): Promise<void> {
+export async function writeClipboard(text: string): Promise<void> {
   if (window.isSecureContext && navigator.clipboard) {
     await navigator.clipboard.writeText(text);
     return;

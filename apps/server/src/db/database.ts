@@ -13,6 +13,9 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 
 export type Db = Kysely<Database>;
 
+/** One process serves one small embedded database: Postgres' 128 MB of buffers would be waste. */
+const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+
 export interface DatabaseHandle {
   db: Db;
   kind: 'pglite' | 'postgres';
@@ -34,6 +37,7 @@ export async function openDatabase(options: {
   const directory = join(options.dataDir, 'pg');
   mkdirSync(directory, { recursive: true });
   const pglite = await PGlite.create(directory, {
+    postgresqlconf: PGLITE_SETTINGS,
     parsers: { [pg.types.builtins.DATE]: (value: string) => value },
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });

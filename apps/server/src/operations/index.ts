@@ -1,8 +1,10 @@
 import { authHandlers } from './auth.ts';
 import type { Handlers } from './context.ts';
+import { helpHandlers } from './help.ts';
 import { organizationHandlers } from './organizations.ts';
 import { originHandlers } from './origins.ts';
 import { statisticsHandlers } from './statistics.ts';
+import { statusHandlers } from './status.ts';
 import { tokenHandlers } from './tokens.ts';
 import { twoStepHandlers } from './two-step.ts';
 import { userHandlers } from './users.ts';
@@ -15,5 +17,7 @@ export const handlers: Handlers = {
   ...userHandlers,
   ...tokenHandlers,
   ...twoStepHandlers,
+  ...statusHandlers,
   ...statisticsHandlers,
+  ...helpHandlers,
 };

@@ -1,0 +1,257 @@
+import { zodResolver } from '@hookform/resolvers/zod';
+import Accordion from 'react-bootstrap/Accordion';
+import Card from 'react-bootstrap/Card';
+import Form from 'react-bootstrap/Form';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import { operations } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { FieldError } from '../../../components/field-error.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import { applyInvalids, classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { useSession } from '../../../lib/session.ts';
+import { useSendHelpRequest } from '../api/help-api.ts';
+import { FAQ, FAQ_TOPICS } from './faq.ts';
+
+export const HELP_SERVICES = ['image', 'live', 'console', 'other'] as const;
+export const HELP_CATEGORIES = ['usage', 'trouble', 'billing', 'plan', 'feature', 'other'] as const;
+
+const schema = operations['user.mail'].input;
+
+/** The form's own earlier messages go when it is sent again: only the latest outcome shows. */
+const FORM_MESSAGES = new Set(['help.fillRequired', 'help.failed', 'help.sent', 'error.tooManyAttempts']);
+function clearFormMessages() {
+  for (const message of flash.current())
+    if (message.key && FORM_MESSAGES.has(message.key)) flash.dismiss(message.id);
+}
+
+function Questions() {
+  const { t, i18n } = useTranslation();
+  const language = i18n.language === 'en' ? 'en' : 'ja';
+  return (
+    <section className="mb-5" data-testid="help-faq">
+      <h2 className="h5 mb-3">{t('help.faqTitle')}</h2>
+      {FAQ_TOPICS.map((topic) => (
+        <div key={topic} className="mb-3">
+          <h3 className="h6 text-body-secondary mb-2">{t(`help.topic.${topic}`)}</h3>
+          <Accordion alwaysOpen>
+            {FAQ.filter((item) => item.topic === topic).map((item) => (
+              <Accordion.Item key={item.id} eventKey={item.id} data-testid="help-faq-item">
+                <Accordion.Header as="h4">{item.question[language]}</Accordion.Header>
+                <Accordion.Body className="small">
+                  <p className="mb-0">{item.answer[language]}</p>
+                  {item.docs && (
+                    <p className="mb-0 mt-2">
+                      <Link to={paths.docs(item.docs)}>{t('help.readDocs')}</Link>
+                    </p>
+                  )}
+                </Accordion.Body>
+              </Accordion.Item>
+            ))}
+          </Accordion>
+        </div>
+      ))}
+    </section>
+  );
+}
+
+function ContactForm() {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const { user, organization } = useSession();
+  const send = useSendHelpRequest();
+  const defaults = {
+    service: organization?.isLive ? 'live' : 'image',
+    category: '',
+    company: '',
+    name: user?.fullName ?? '',
+    emailAddress: user?.emailAddress ?? '',
+    message: '',
+    agreement: false as unknown as true,
+  };
+  const {
+    register,
+    handleSubmit,
+    setError,
+    reset,
+    formState: { errors },
+  } = useForm({ resolver: zodResolver(schema), defaultValues: defaults });
+
+  const submit = handleSubmit(
+    async (input) => {
+      clearFormMessages();
+      try {
+        await send.mutateAsync(input);
+        flash.now({ variant: 'success', key: 'help.sent' });
+        reset({ ...defaults, name: input.name, emailAddress: input.emailAddress, company: input.company });
+      } catch (error) {
+        const failure = classifyApiError(error);
+        if (failure.kind === 'validation') {
+          applyInvalids(setError, failure.invalids);
+          flash.now({ variant: 'danger', key: 'help.fillRequired' });
+        } else if (failure.kind === 'message' && failure.key === 'error.tooManyAttempts') {
+          handleError(error);
+        } else if (failure.kind === 'message' || failure.kind === 'internal') {
+          flash.now({ variant: 'danger', key: 'help.failed' });
+        } else {
+          handleError(error);
+        }
+      }
+    },
+    () => {
+      clearFormMessages();
+      flash.now({ variant: 'danger', key: 'help.fillRequired' });
+    },
+  );
+
+  const required = <span className="text-danger ms-1">*</span>;
+  return (
+    <section data-testid="help-contact">
+      <h2 className="h5 mb-3">{t('help.contactTitle')}</h2>
+      <Card className="shadow-sm border-0 form-card">
+        <Card.Body className="p-4">
+          <p className="small text-body-secondary">{t('help.contactLead')}</p>
+          <Form noValidate onSubmit={(event) => void submit(event)} data-testid="help-form">
+            <div className="row g-3 mb-3">
+              <Form.Group className="col-sm-6" controlId="help-service">
+                <Form.Label>
+                  {t('help.service')}
+                  {required}
+                </Form.Label>
+                <Form.Select isInvalid={!!errors.service} data-testid="help-service" {...register('service')}>
+                  {HELP_SERVICES.map((service) => (
+                    <option key={service} value={service}>
+                      {t(`help.service.${service}`)}
+                    </option>
+                  ))}
+                </Form.Select>
+                <FieldError error={errors.service} />
+              </Form.Group>
+              <Form.Group className="col-sm-6" controlId="help-category">
+                <Form.Label>
+                  {t('help.category')}
+                  {required}
+                </Form.Label>
+                <Form.Select
+                  isInvalid={!!errors.category}
+                  data-testid="help-category"
+                  {...register('category')}
+                >
+                  <option value="">{t('help.choose')}</option>
+                  {HELP_CATEGORIES.map((category) => (
+                    <option key={category} value={category}>
+                      {t(`help.category.${category}`)}
+                    </option>
+                  ))}
+                </Form.Select>
+                <FieldError error={errors.category} />
+              </Form.Group>
+            </div>
+            <TextField
+              id="help-company"
+              label={t('help.company')}
+              registration={register('company')}
+              error={errors.company}
+              autoComplete="organization"
+            />
+            <div className="row g-3">
+              <div className="col-sm-6">
+                <TextField
+                  id="help-name"
+                  label={
+                    <>
+                      {t('help.name')}
+                      {required}
+                    </>
+                  }
+                  registration={register('name')}
+                  error={errors.name}
+                  autoComplete="name"
+                />
+              </div>
+              <div className="col-sm-6">
+                <TextField
+                  id="help-email"
+                  type="email"
+                  label={
+                    <>
+                      {t('help.emailAddress')}
+                      {required}
+                    </>
+                  }
+                  registration={register('emailAddress')}
+                  error={errors.emailAddress}
+                  autoComplete="email"
+                />
+              </div>
+            </div>
+            <TextField
+              id="help-message"
+              as="textarea"
+              rows={7}
+              label={
+                <>
+                  {t('help.message')}
+                  {required}
+                </>
+              }
+              registration={register('message')}
+              error={errors.message}
+              help={t('help.messageHelp')}
+            />
+            <div className="border rounded p-3 mb-3 small bg-body-tertiary" data-testid="help-privacy">
+              <p className="fw-semibold mb-1">{t('help.privacyTitle')}</p>
+              <p className="mb-0">{t('help.privacyText')}</p>
+            </div>
+            <Form.Group controlId="help-agreement" className="mb-3">
+              <Form.Check
+                type="checkbox"
+                isInvalid={!!errors.agreement}
+                label={
+                  <>
+                    {t('help.agreement')}
+                    {required}
+                  </>
+                }
+                data-testid="help-agreement"
+                {...register('agreement')}
+              />
+              <FieldError error={errors.agreement} block />
+            </Form.Group>
+            <SubmitButton busy={send.isPending} testId="help-submit">
+              {t('help.submit')}
+            </SubmitButton>
+          </Form>
+        </Card.Body>
+      </Card>
+    </section>
+  );
+}
+
+export function HelpPage() {
+  const { t } = useTranslation();
+  return (
+    <>
+      <PageHeader
+        title={t('title.help')}
+        lead={
+          <>
+            {t('help.lead')} <Link to={paths.docs()}>{t('help.docsLink')}</Link>
+          </>
+        }
+      />
+      <div className="row g-4">
+        <div className="col-xl-6">
+          <Questions />
+        </div>
+        <div className="col-xl-6">
+          <ContactForm />
+        </div>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,108 @@
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Row from 'react-bootstrap/Row';
+import { useTranslation } from 'react-i18next';
+import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { formatUtcDate } from '../../../lib/format.ts';
+import { useSession } from '../../../lib/session.ts';
+import { formatCount, formatGiB, splitDuration } from '../../../lib/usage-format.ts';
+import { useDashboardUsage } from '../api/usage-api.ts';
+
+function Figure({
+  label,
+  value,
+  unit,
+  testId,
+}: {
+  label: string;
+  value: string;
+  unit?: string;
+  testId: string;
+}) {
+  return (
+    <Col xs={12} sm={6} lg>
+      <div className="usage-figure h-100 border rounded-3 p-3 bg-body">
+        <div className="small text-body-secondary">{label}</div>
+        <div className="fs-4 fw-semibold text-nowrap" data-testid={testId}>
+          {value}
+          {unit && <span className="fs-6 fw-normal text-body-secondary ms-1">{unit}</span>}
+        </div>
+      </div>
+    </Col>
+  );
+}
+
+/**
+ * The dashboard's monthly usage (console-spec section 3, "Dashboard usage"): the current billing
+ * period, one calendar month in UTC, with its requests and outbound traffic; live organizations
+ * also see connected time, cumulative WebRTC and the most concurrent connections.
+ */
+export function UsagePanel() {
+  const { t, i18n } = useTranslation();
+  const { organization } = useSession();
+  const usage = useDashboardUsage();
+  useReportQueryError(usage.error);
+  const language = i18n.language;
+  const data = usage.data;
+  // The period's end is exclusive: its last day is the day before.
+  const lastDay = data ? new Date(new Date(data.billingPeriod.to).getTime() - 86_400_000).toISOString() : '';
+  const duration = splitDuration(data?.liveConnectedSeconds ?? 0);
+  return (
+    <Card className="shadow-sm border-0 mb-4" data-testid="usage-panel">
+      <Card.Header className="bg-body d-flex flex-wrap justify-content-between align-items-baseline gap-2">
+        <h2 className="h6 mb-0">{t('usage.monthlyUsage')}</h2>
+        {data && (
+          <span className="small" data-testid="usage-period">
+            {t('usage.billingPeriod')}:{' '}
+            <strong>
+              {formatUtcDate(data.billingPeriod.from, language)} – {formatUtcDate(lastDay, language)} (UTC)
+            </strong>
+          </span>
+        )}
+      </Card.Header>
+      <Card.Body>
+        {usage.isPending && <LoadingBlock />}
+        {data && (
+          <>
+            <Row className="g-3">
+              <Figure
+                label={t('usage.requests')}
+                value={formatCount(data.requests, language)}
+                testId="usage-requests"
+              />
+              <Figure
+                label={t('usage.outbound')}
+                value={formatGiB(data.outboundBytes, language)}
+                unit="GiB"
+                testId="usage-outbound"
+              />
+              {organization?.isLive && (
+                <>
+                  <Figure
+                    label={t('usage.liveConnected')}
+                    value={t('usage.duration', duration)}
+                    testId="usage-live-seconds"
+                  />
+                  <Figure
+                    label={t('usage.webrtcCumulative')}
+                    value={formatCount(data.webrtcCumulative, language)}
+                    testId="usage-webrtc"
+                  />
+                  <Figure
+                    label={t('usage.maxConcurrent')}
+                    value={formatCount(data.maxConcurrentConnections, language)}
+                    testId="usage-max-concurrent"
+                  />
+                </>
+              )}
+            </Row>
+            <p className="small text-body-secondary mt-3 mb-0" data-testid="usage-utc-note">
+              {t('usage.utcNote')}
+            </p>
+          </>
+        )}
+      </Card.Body>
+    </Card>
+  );
+}

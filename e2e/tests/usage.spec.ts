@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import Papa from 'papaparse';
+import sharp from 'sharp';
+import { ADMIN, EDGE_PORT, STATS_USER } from '../support/fixtures.ts';
+import { login, screenshot } from './helpers.ts';
+
+const UI_API = { 'X-Requested-With': 'XMLHttpRequest' };
+const api = (operation: string) => `/.ui-api/${operation}?api-version=2.29`;
+
+let imageServer: Server;
+let imagePort: number;
+
+/** One GET through the image edge, with the origin's generated name as Host; the status code. */
+function fetchFromEdge(host: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: EDGE_PORT, path, headers: { host } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function dashboardRequests(requestContext: APIRequestContext): Promise<number> {
+  const response = await requestContext.post(api('statistics.dashboard'), { headers: UI_API, data: {} });
+  expect(response.ok()).toBe(true);
+  return ((await response.json()) as { requests: number }).requests;
+}
+
+/** The language the console starts in (it remembers the choice in localStorage). */
+async function useLanguage(page: Page, language: 'ja' | 'en') {
+  await page.addInitScript((value) => window.localStorage.setItem('ukiyo.language', value), language);
+}
+
+test.beforeAll(async () => {
+  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#c0392b' } })
+    .jpeg()
+    .toBuffer();
+  imageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
+  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+  imagePort = (imageServer.address() as AddressInfo).port;
+});
+
+test.afterAll(async () => {
+  await new Promise((resolve) => imageServer.close(resolve));
+});
+
+test.describe.serial('usage', () => {
+  let originName = '';
+
+  test('traffic through the edge shows on the dashboard and the statistics', async ({ page }) => {
+    test.setTimeout(90_000);
+    await login(page, ADMIN.email, ADMIN.password);
+    await expect(page).toHaveURL(/\/origin\/index$/);
+
+    const added = await page.request.post(api('origin.add'), {
+      headers: UI_API,
+      data: {
+        origin: {
+          kind: 0,
+          config: { scheme: 'http', host: `127.0.0.1:${imagePort}`, pathPrefix: '', rewriteHost: '' },
+        },
+      },
+    });
+    expect(added.ok(), await added.text()).toBe(true);
+    originName = ((await added.json()) as { origin: { name: string } }).origin.name;
+
+    // The edge picks up new origins on its next poll (1 s).
+    await expect
+      .poll(() => fetchFromEdge(originName, '/w=120/photo.jpg'), { timeout: 20_000, intervals: [500] })
+      .toBe(200);
+    for (const params of ['w=200', 'w=80,f=png', 'w=300,h=100', 'f=webp']) {
+      expect(await fetchFromEdge(originName, `/${params}/photo.jpg`)).toBe(200);
+    }
+    // The edge writes usage every 2 s.
+    await expect
+      .poll(() => dashboardRequests(page.request), { timeout: 20_000, intervals: [1000] })
+      .toBeGreaterThanOrEqual(5);
+
+    await page.goto('/dashboard');
+    await expect(page).toHaveTitle(/^ダッシュボード/);
+    await expect(page.getByTestId('usage-period')).toContainText('UTC');
+    await expect(page.getByTestId('usage-utc-note')).toContainText('UTC+9');
+    await expect(page.getByTestId('usage-requests')).not.toHaveText('0');
+    await expect(page.getByTestId('usage-outbound')).toContainText('GiB');
+    // An image organization: no live figures.
+    await expect(page.getByTestId('usage-live-seconds')).toHaveCount(0);
+    await screenshot(page, 'dashboard-ja');
+
+    await page.goto('/statistics');
+    await expect(page.getByTestId('stats-total-requests')).not.toHaveText('0');
+    const row = page.locator(`[data-testid="stats-row"][data-origin-name="${originName}"]`);
+    await expect(row).toBeVisible();
+    await expect(row.getByTestId('stats-row-requests')).toHaveText(/^[1-9]/);
+    await expect(page.getByTestId('stats-chart')).toHaveAttribute('data-state', 'ready');
+    await expect(page.getByTestId('stats-chart').locator('canvas')).toBeVisible();
+    await screenshot(page, 'statistics-ja');
+    await page.getByTestId('stats-metric-outbound').click();
+    await expect(page.getByTestId('stats-metric-outbound')).toHaveAttribute('aria-pressed', 'true');
+
+    const download = page.waitForEvent('download');
+    await page.getByTestId('stats-csv').click();
+    const csv = readFileSync(await (await download).path(), 'utf8');
+    expect(csv.charCodeAt(0)).toBe(0xfeff);
+    const rows = Papa.parse<string[]>(csv.slice(1), { skipEmptyLines: true }).data;
+    expect(rows[0]).toEqual(['origin', 'requests', 'outboundGiB']);
+    expect(rows.some((cells) => cells[0] === originName && Number(cells[1]) >= 5)).toBe(true);
+
+    // The month picker moves to the previous month (no traffic there) and back.
+    await page.getByTestId('stats-month-prev').click();
+    await expect(page).toHaveURL(/month=/);
+    await expect(page.getByTestId('stats-total-requests')).toHaveText('0');
+    await expect(page.getByTestId('stats-month-next')).toBeEnabled();
+    await page.getByTestId('stats-month-next').click();
+    await expect(page.getByTestId('stats-total-requests')).not.toHaveText('0');
+    await expect(page.getByTestId('stats-month-next')).toBeDisabled();
+  });
+
+  test('administrators see every organization and download the invoice CSV', async ({ page }) => {
+    await login(page, ADMIN.email, ADMIN.password);
+    await expect(page).toHaveURL(/\/origin\/index$/);
+    await page.getByTestId('nav-adminStatistics').click();
+    await expect(page).toHaveURL(/\/admin\/statistics$/);
+    const demo = page.locator('[data-testid="admin-stats-row"][data-service-code="demo-image"]');
+    await expect(demo.getByTestId('admin-stats-requests')).toHaveText(/^[1-9]/);
+    // Busiest first by default; a click on a heading sorts by it.
+    await expect(page.getByTestId('admin-stats-row').first()).toHaveAttribute(
+      'data-service-code',
+      'demo-image',
+    );
+    await page.getByTestId('admin-stats-sort-serviceCode').click();
+    const codes = await page
+      .getByTestId('admin-stats-row')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-service-code') ?? ''));
+    expect(codes).toEqual([...codes].sort((a, b) => a.localeCompare(b)));
+    await page.getByTestId('admin-stats-sort-serviceCode').click();
+    await expect(page.getByTestId('admin-stats-row').first()).toHaveAttribute(
+      'data-service-code',
+      [...codes].sort((a, b) => b.localeCompare(a))[0]!,
+    );
+    await screenshot(page, 'admin-statistics-ja');
+
+    await page.getByTestId('nav-adminInvoices').click();
+    await expect(page).toHaveURL(/\/admin\/invoices$/);
+    await expect(page.getByTestId('invoice-row').first()).toBeVisible();
+    await screenshot(page, 'admin-invoices-ja');
+    const download = page.waitForEvent('download');
+    await page.getByTestId('invoice-csv').click();
+    const file = await download;
+    expect(file.suggestedFilename()).toMatch(/^invoices-\d{4}-\d{2}\.csv$/);
+    const bytes = readFileSync(await file.path());
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = bytes.toString('utf8').slice(1);
+    expect(text.split('\r\n')[0]).toBe('memberId,serviceCd,name,transferGiB');
+    const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
+    expect(parsed.errors).toEqual([]);
+    const demoRow = parsed.data.find((row) => row.serviceCd === 'demo-image');
+    expect(demoRow).toMatchObject({ memberId: 'DEMO0001' });
+    expect(Number(demoRow?.transferGiB)).toBeGreaterThanOrEqual(0);
+    expect(demoRow?.transferGiB).toMatch(/^\d+\.\d{2}$/);
+  });
+
+  test('the screens in English', async ({ page }) => {
+    await useLanguage(page, 'en');
+    await login(page, ADMIN.email, ADMIN.password);
+    await expect(page).toHaveURL(/\/origin\/index$/);
+    await page.goto('/dashboard');
+    await expect(page).toHaveTitle(/^Dashboard/);
+    await expect(page.getByTestId('usage-utc-note')).toContainText('UTC+9');
+    await screenshot(page, 'dashboard-en');
+    await page.goto('/statistics');
+    await expect(page.getByTestId('stats-chart').locator('canvas')).toBeVisible();
+    await screenshot(page, 'statistics-en');
+    await page.goto('/admin/statistics');
+    await expect(page.getByTestId('admin-stats-row').first()).toBeVisible();
+    await screenshot(page, 'admin-statistics-en');
+    await page.goto('/admin/invoices');
+    await expect(page.getByTestId('invoice-row').first()).toBeVisible();
+    await screenshot(page, 'admin-invoices-en');
+  });
+
+  test('a statistics-only member reaches the dashboard from the menu', async ({ page }) => {
+    await login(page, STATS_USER.email, STATS_USER.password);
+    await expect(page).toHaveURL(/\/statistics$/);
+    await expect(page.getByTestId('nav-dashboard')).toBeVisible();
+    await expect(page.getByTestId('usage-requests')).toHaveText('0');
+    await expect(page.getByTestId('stats-empty')).toBeVisible();
+    await page.getByTestId('nav-dashboard').click();
+    await expect(page).toHaveURL(/\/dashboard$/);
+    await expect(page.getByTestId('usage-panel')).toBeVisible();
+  });
+});
