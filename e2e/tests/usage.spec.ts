@@ -1,29 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import Papa from 'papaparse';
 import sharp from 'sharp';
-import { ADMIN, EDGE_PORT, STATS_USER } from '../support/fixtures.ts';
+import { ADMIN, STATS_USER } from '../support/fixtures.ts';
+import { api, fetchFromEdge, UI_API } from './edge.ts';
 import { login, screenshot } from './helpers.ts';
-
-const UI_API = { 'X-Requested-With': 'XMLHttpRequest' };
-const api = (operation: string) => `/.ui-api/${operation}?api-version=2.29`;
 
 let imageServer: Server;
 let imagePort: number;
-
-/** One GET through the image edge, with the origin's generated name as Host; the status code. */
-function fetchFromEdge(host: string, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: EDGE_PORT, path, headers: { host } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function dashboardRequests(requestContext: APIRequestContext): Promise<number> {
   const response = await requestContext.post(api('statistics.dashboard'), { headers: UI_API, data: {} });
@@ -71,10 +57,13 @@ test.describe.serial('usage', () => {
 
     // The edge picks up new origins on its next poll (1 s).
     await expect
-      .poll(() => fetchFromEdge(originName, '/w=120/photo.jpg'), { timeout: 20_000, intervals: [500] })
+      .poll(async () => (await fetchFromEdge(originName, '/w=120/photo.jpg')).status, {
+        timeout: 20_000,
+        intervals: [500],
+      })
       .toBe(200);
     for (const params of ['w=200', 'w=80,f=png', 'w=300,h=100', 'f=webp']) {
-      expect(await fetchFromEdge(originName, `/${params}/photo.jpg`)).toBe(200);
+      expect((await fetchFromEdge(originName, `/${params}/photo.jpg`)).status).toBe(200);
     }
     // The edge writes usage every 2 s.
     await expect
