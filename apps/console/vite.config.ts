@@ -10,14 +10,8 @@ export default defineConfig({
   build: {
     outDir: 'dist',
     emptyOutDir: true,
-    rolldownOptions: {
-      treeshake: {
-        // The contract is pure (schemas and tables, no I/O) but its package does not say so:
-        // without this every zod schema would ride in the entry chunk beside the few constants
-        // the shell uses. Forms load the schemas with their own lazy chunks.
-        moduleSideEffects: [{ test: /\/packages\/contract\/src\//, sideEffects: false }],
-      },
-    },
+    // ECharts (about 520 KB before gzip) is a chunk of its own, loaded only with a chart.
+    chunkSizeWarningLimit: 600,
   },
   server: {
     proxy: {
