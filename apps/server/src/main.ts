@@ -17,6 +17,13 @@ const { deps, database } = await createServerDeps(config);
 const admin = await bootstrapAdministrator(deps.db, config);
 if (config.DEMO) await ensureDemoOrganization(deps.db);
 
+// The edge first: the console's cache screen and the public cache API reach its cache.
+const edge = await createEdge(deps);
+deps.cacheControl = edge;
+edge.server.listen(config.EDGE_PORT, config.HOST, () => {
+  console.log(`Ukiyo image edge: http://{origin name}.${config.EDGE_DOMAIN}:${config.EDGE_PORT}/`);
+});
+
 const app = createServerApp(deps, { consoleDist: CONSOLE_DIST });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   const url = config.PUBLIC_URL ?? `http://localhost:${info.port}/`;
@@ -33,11 +40,6 @@ const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOS
     lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
   }
   console.log(lines.join('\n'));
-});
-
-const edge = await createEdge(deps);
-edge.server.listen(config.EDGE_PORT, config.HOST, () => {
-  console.log(`Ukiyo image edge: http://{origin name}.${config.EDGE_DOMAIN}:${config.EDGE_PORT}/`);
 });
 
 const sweep = setInterval(() => {

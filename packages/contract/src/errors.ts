@@ -30,6 +30,7 @@ export const ERRORS = {
   'domain already in use': { status: 409, message: 'error.domainInUse' },
   'custom domain required': { status: 400, message: 'error.customDomainRequired' },
   'origin not found': { status: 404, message: 'error.originNotFound' },
+  'cache unavailable': { status: 503, message: 'error.cacheUnavailable' },
   'invalid origin for certificate': { status: 400, message: 'error.invalidCertificateOrigin' },
   'at least one user must have all permissions': { status: 409, message: 'error.lastFullPermissionUser' },
   'plan user count over limit': { status: 409, message: 'error.planUserCount' },

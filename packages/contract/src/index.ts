@@ -12,6 +12,7 @@ export {
 export { NewUserInput, OrganizationInput } from './operations/organization.ts';
 export * from './permissions.ts';
 export * from './plans.ts';
+export * from './public-api.ts';
 export * from './validation.ts';
 
 /** The ui-api version the server answers (console-spec section 9). */

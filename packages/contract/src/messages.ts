@@ -118,6 +118,10 @@ export const MESSAGES = {
     ja: 'オリジン(ID: {{id}})が見つかりませんでした',
     en: 'Origin could not be found (ID: {{id}})',
   },
+  'error.cacheUnavailable': {
+    ja: 'このサーバーからはキャッシュを操作できません',
+    en: 'the image cache cannot be reached from this server',
+  },
   'error.invalidCertificateOrigin': {
     ja: 'SSL証明書をアップロードできないオリジンです',
     en: 'Invalid origin to upload SSL certificate for',

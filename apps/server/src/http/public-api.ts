@@ -1,6 +1,15 @@
+import {
+  Permission,
+  PublicCacheRequest,
+  PublicCacheResponse,
+  PublicErrorResponse,
+  TokenInfoResponse,
+} from '@ukiyo/contract';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
 import type { ServerDeps } from '../operations/context.ts';
+import { originOfUrl } from '../services/cache.ts';
 
 type PublicEnv = { Variables: { principal: TokenPrincipal } };
 
@@ -23,15 +32,111 @@ export function bearerAuth(deps: ServerDeps, permission: number): MiddlewareHand
   };
 }
 
-export function principalOf(c: Context<PublicEnv>): TokenPrincipal {
-  return c.get('principal');
+async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boolean) {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return c.json({ ok: false, error: 'the body must be JSON: {"url": "..."}', urls: [] }, 400);
+  }
+  const parsed = PublicCacheRequest.safeParse(body);
+  if (!parsed.success)
+    return c.json({ ok: false, error: 'url is required (at most 4096 characters)', urls: [] }, 400);
+  const { url } = parsed.data;
+  const originId = await originOfUrl(deps.db, c.get('principal').organizationId, url);
+  if (originId === undefined) {
+    return c.json(
+      { ok: false, error: 'url must be an absolute image URL of one of your origins', urls: [] },
+      404,
+    );
+  }
+  if (!deps.cacheControl)
+    return c.json({ ok: false, error: 'the image cache cannot be reached', urls: [] }, 503);
+  const urls = remove
+    ? await deps.cacheControl.purge(originId, url)
+    : await deps.cacheControl.lookup(originId, url);
+  return c.json(PublicCacheResponse.parse({ ok: true, urls }));
 }
 
-/** `POST /api/token.info`: lets a customer check which organization and permissions a token has. */
+/** The OpenAPI document of the public API, generated from the contract's schemas. */
+export function openApiDocument() {
+  const schema = (value: z.ZodType) => z.toJSONSchema(value, { io: 'input' });
+  const bearer = [{ bearer: [] }];
+  const failures = {
+    '401': {
+      description: 'No valid API token',
+      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
+    },
+    '403': {
+      description: 'The token lacks the permission',
+      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
+    },
+  };
+  const cacheOperation = (summary: string) => ({
+    summary,
+    security: bearer,
+    requestBody: { required: true, content: { 'application/json': { schema: schema(PublicCacheRequest) } } },
+    responses: {
+      '200': {
+        description: 'Done',
+        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
+      },
+      '400': {
+        description: 'No usable url',
+        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
+      },
+      '404': {
+        description: 'The url is not one of the organization’s origins',
+        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
+      },
+      ...failures,
+    },
+  });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Ukiyo public API',
+      version: '1',
+      description:
+        'Token-authenticated calls: `Authorization: Bearer {encoded API token}` (issue tokens on the console’s /token/ screen). The cache calls need the cache permission.',
+    },
+    servers: [{ url: '/api' }],
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    paths: {
+      '/cache.lookup': { post: cacheOperation('List the cached variants of an image URL') },
+      '/cache.delete': { post: cacheOperation('Delete every cached variant of an image URL') },
+      '/token.info': {
+        post: {
+          summary: 'The organization and permissions of the calling token',
+          security: bearer,
+          responses: {
+            '200': {
+              description: 'The token',
+              content: { 'application/json': { schema: schema(TokenInfoResponse) } },
+            },
+            ...failures,
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The public API under /api: cache lookup and delete, token info, and its OpenAPI document. */
 export function mountPublicApi(app: Hono, deps: ServerDeps): void {
   const api = app.basePath('/api') as unknown as Hono<PublicEnv>;
+  const document = openApiDocument();
+  api.get('/openapi.json', (c) => c.json(document));
+  api.post('/cache.lookup', bearerAuth(deps, Permission.cache), (c) => cacheRequest(c, deps, false));
+  api.post('/cache.delete', bearerAuth(deps, Permission.cache), (c) => cacheRequest(c, deps, true));
   api.post('/token.info', bearerAuth(deps, 0), (c) => {
-    const principal = principalOf(c);
-    return c.json({ ok: true, organizationID: principal.organizationId, permission: principal.permission });
+    const principal = c.get('principal');
+    return c.json(
+      TokenInfoResponse.parse({
+        ok: true,
+        organizationID: principal.organizationId,
+        permission: principal.permission,
+      }),
+    );
   });
 }

@@ -5,6 +5,7 @@ import type { Throttle } from '../auth/throttle.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import type { CacheControl } from '../services/cache.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../http/app-error.ts';
 
@@ -17,6 +18,8 @@ export interface ServerDeps {
   secrets: SecretBox;
   mailer: Mailer;
   log: Logger;
+  /** The image edge's cache, when an edge runs in this process (`npm start`). */
+  cacheControl?: CacheControl;
 }
 
 export interface RequestInfo {

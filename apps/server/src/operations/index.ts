@@ -1,4 +1,5 @@
 import { authHandlers } from './auth.ts';
+import { cacheHandlers } from './cache.ts';
 import type { Handlers } from './context.ts';
 import { helpHandlers } from './help.ts';
 import { organizationHandlers } from './organizations.ts';
@@ -19,5 +20,6 @@ export const handlers: Handlers = {
   ...twoStepHandlers,
   ...statusHandlers,
   ...statisticsHandlers,
+  ...cacheHandlers,
   ...helpHandlers,
 };
