@@ -9,3 +9,5 @@ export const LIVE_USER = { email: 'live@e2e.example.com', password: 'live-passwo
  * collide.
  */
 export const EDGE_PORT = Number(process.env.E2E_EDGE_PORT ?? Number(process.env.E2E_PORT ?? 18_480) + 1000);
+/** The edge's HTTPS port (custom domains): E2E_PORT + 2000, for the same reason. */
+export const EDGE_TLS_PORT = Number(process.env.E2E_PORT ?? 18_480) + 2000;

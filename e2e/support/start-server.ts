@@ -15,7 +15,7 @@ import {
   ensureDemoOrganization,
   loadConfig,
 } from '../../apps/server/src/index.ts';
-import { ADMIN, EDGE_PORT, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
+import { ADMIN, EDGE_PORT, EDGE_TLS_PORT, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
 
 Object.assign(process.env, {
   DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-e2e-')),
@@ -27,6 +27,7 @@ Object.assign(process.env, {
   // The usage tests start an image origin on 127.0.0.1 and fetch through the edge.
   ALLOW_PRIVATE_ORIGINS: '1',
   EDGE_PORT: String(EDGE_PORT),
+  EDGE_TLS_PORT: String(EDGE_TLS_PORT),
 });
 
 const config = loadConfig();

@@ -1,6 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { DiskCache } from './cache/disk-cache.ts';
 import { FanOut } from './fanout.ts';
 import { Metering } from './metering.ts';
@@ -33,6 +35,11 @@ export interface EdgeOptions {
 export interface Edge {
   /** Not yet listening. */
   server: Server;
+  /**
+   * HTTPS for custom domains with an uploaded certificate, chosen by SNI; other server names
+   * get no certificate at all (the handshake fails). Not yet listening.
+   */
+  tlsServer: HttpsServer;
   /** Removes every cached variant of one image URL (or origin path); returns their URLs. */
   purge(originId: number, imageUrlOrPath: string): Promise<string[]>;
   /** The cached variants of one image URL (or origin path). */
@@ -76,6 +83,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   let fanOut: FanOut | undefined;
   const registry = new OriginRegistry(deps.db, deps.secrets, log, {
     removed: (originId) => {
+      handler.forgetSources(originId);
       cache.purgeOrigin(originId).catch((error: unknown) => log.warn({ err: error }, 'cache purge failed'));
     },
     changed: () => {
@@ -100,7 +108,10 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     fanOut = new FanOut(
       deps.config.REDIS_URL,
       {
-        purge: (originId, imagePath) => cache.purge(originId, imagePath),
+        purge: (originId, imagePath) => {
+          handler.forgetSources(originId);
+          return cache.purge(originId, imagePath);
+        },
         originsChanged: () => registry.refresh(),
       },
       log,
@@ -110,6 +121,28 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   await registry.start(options.originPollMs);
   metering.start(options.meteringFlushMs);
   const server = createServer({ keepAliveTimeout: 65_000 }, handler.listener);
+  const tlsServer = createHttpsServer(
+    {
+      keepAliveTimeout: 65_000,
+      SNICallback: (servername, callback) => {
+        const context = registry.tlsFor(servername);
+        if (context) callback(null, context);
+        else callback(new Error(`no certificate for ${servername}`), undefined);
+      },
+    },
+    (req: IncomingMessage, res: ServerResponse) => {
+      // The Host must be the name the handshake was for: one tenant's certificate never
+      // fronts another origin.
+      const servername = (req.socket as TLSSocket).servername;
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
+      if (typeof servername !== 'string' || host !== servername.replace(/\.$/, '').toLowerCase()) {
+        res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8' }).end('misdirected request');
+        return;
+      }
+      handler.listener(req, res);
+    },
+  );
+  tlsServer.on('tlsClientError', (error) => log.debug({ err: error }, 'TLS handshake failed'));
 
   const variants = async (originId: number, url: string, remove: boolean) => {
     const found = await handler.variantUrls(originId, url, remove);
@@ -118,16 +151,23 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   };
   return {
     server,
+    tlsServer,
     purge: (originId, url) => variants(originId, url, true),
     lookup: (originId, url) => variants(originId, url, false),
     refreshOrigins: () => registry.refresh(),
     flushUsage: () => metering.flush(),
     async close() {
       registry.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await Promise.all(
+        [server, tlsServer].map(
+          (listening) =>
+            new Promise<void>((resolve) => {
+              if (!listening.listening) return resolve();
+              listening.close(() => resolve());
+              listening.closeAllConnections();
+            }),
+        ),
+      );
       await metering.stop();
       http.close();
       s3.close();

@@ -15,6 +15,7 @@ import {
 import type { Logger } from 'pino';
 import { clientAddress } from './acl.ts';
 import { DiskCache, digest, type VariantMeta } from './cache/disk-cache.ts';
+import { SourceCache } from './cache/source-cache.ts';
 import { Coalescer, Semaphore } from './coalesce.ts';
 import type { Metering } from './metering.ts';
 import { OriginError, type FetchedImage } from './origins/errors.ts';
@@ -65,6 +66,7 @@ const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
 export class EdgeHandler {
   private readonly variants = new Coalescer<Variant>();
   private readonly sources = new Coalescer<FetchedImage>();
+  private readonly recentSources = new SourceCache({ maxTtlMs: 10_000, maxBytes: 64 * 1024 ** 2 });
   private readonly transforms: Semaphore;
 
   constructor(
@@ -159,6 +161,7 @@ export class EdgeHandler {
     if (!split.ok) return null;
     const ruled = applyRules(split, origin.ruleSet);
     if (!ruled.ok) return null;
+    if (remove) this.forgetSources(origin.id);
     const urls = remove
       ? await this.deps.cache.purge(origin.id, ruled.imagePath)
       : this.deps.cache
@@ -278,13 +281,30 @@ export class EdgeHandler {
     });
   }
 
-  private fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage> {
+  private async fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage> {
     const { source } = origin;
-    return this.sources.run(`${origin.id}|${origin.version}|${path}`, () =>
-      source.kind === 'http'
-        ? this.deps.http.fetch(source.config, path)
-        : this.deps.s3.fetch(source.config, path),
-    );
+    const key = `${origin.id}|${origin.version}|${path}`;
+    const held = this.recentSources.get(key);
+    if (held) return held;
+    return this.sources.run(key, async () => {
+      const image =
+        source.kind === 'http'
+          ? await this.deps.http.fetch(source.config, path)
+          : await this.deps.s3.fetch(source.config, path);
+      const { maxAge } = cachePolicy({
+        now: new Date(),
+        defaultCacheSeconds: origin.defaultCache,
+        originCacheControl: image.cacheControl,
+        originExpires: image.expires,
+      });
+      this.recentSources.put(key, origin.id, image, maxAge * 1000);
+      return image;
+    });
+  }
+
+  /** After a purge: the next request fetches the original again. */
+  forgetSources(originId: number): void {
+    this.recentSources.forgetOrigin(originId);
   }
 
   private answer(

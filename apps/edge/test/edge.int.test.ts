@@ -345,6 +345,7 @@ describe('origin rules, signatures and expiry', () => {
 describe('the cache', () => {
   it('answers repeats from the cache with ETag / 304 and Cache-Control from defaultCache', async () => {
     const path = '/w=150,q=70/images/photo.jpg';
+    await edge.purge(plain.originID, '/images/photo.jpg'); // also forgets the recent original
     const before = origin.hitsOf('/images/photo.jpg');
     const first = await get(edge, plain.name, path);
     expect(first.headers['x-cache']).toBe('MISS');
@@ -363,6 +364,7 @@ describe('the cache', () => {
 
   it('coalesces concurrent identical misses into one origin fetch', async () => {
     origin.delayMs = 200;
+    await edge.purge(plain.originID, '/images/photo.jpg');
     const before = origin.hitsOf('/images/photo.jpg');
     const answers = await Promise.all(
       Array.from({ length: 10 }, () => get(edge, plain.name, '/w=333/images/photo.jpg')),
@@ -371,6 +373,18 @@ describe('the cache', () => {
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 1);
     expect(new Set(answers.map((answer) => answer.headers.etag)).size).toBe(1);
+  });
+
+  it('fetches an original once for the several widths a srcset asks at once, again after a purge', async () => {
+    await edge.purge(plain.originID, '/images/photo.jpg');
+    const before = origin.hitsOf('/images/photo.jpg');
+    for (const w of [320, 640, 960]) {
+      expect((await get(edge, plain.name, `/w=${w}/images/photo.jpg`)).status).toBe(200);
+    }
+    expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 1);
+    await edge.purge(plain.originID, '/images/photo.jpg');
+    await get(edge, plain.name, '/w=321/images/photo.jpg');
+    expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 2);
   });
 
   it('looks up and purges every variant of one image URL', async () => {
@@ -402,7 +416,9 @@ describe('the cache', () => {
     expect(uncached.status).toBe(502);
     origin.cacheControl = 'max-age=60';
     const fromOrigin = await get(edge, shortLived.name, '/w=79/images/photo.jpg');
+    // The original changed its headers: purged, as a customer does after changing it.
     origin.cacheControl = 'no-store';
+    await edge.purge(shortLived.originID, '/images/photo.jpg');
     const noStore = await get(edge, shortLived.name, '/w=80/images/photo.jpg');
     origin.cacheControl = null;
     expect(fromOrigin.headers['cache-control']).toBe('public, max-age=60');

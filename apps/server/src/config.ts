@@ -16,6 +16,8 @@ const optionalUrl = z
 const ConfigSchema = z.object({
   PORT: port(8080),
   EDGE_PORT: port(8081),
+  /** HTTPS image delivery for custom domains with an uploaded certificate (chosen by SNI). */
+  EDGE_TLS_PORT: port(8443),
   EDGE_DOMAIN: z.string().min(1).default('img.localhost'),
   LIVE_PORT: port(8082),
   HOST: z.string().default('0.0.0.0'),

@@ -23,6 +23,9 @@ deps.cacheControl = edge;
 edge.server.listen(config.EDGE_PORT, config.HOST, () => {
   console.log(`Ukiyo image edge: http://{origin name}.${config.EDGE_DOMAIN}:${config.EDGE_PORT}/`);
 });
+edge.tlsServer.listen(config.EDGE_TLS_PORT, config.HOST, () => {
+  console.log(`Ukiyo image edge (HTTPS, custom domains): https://{custom domain}:${config.EDGE_TLS_PORT}/`);
+});
 
 const app = createServerApp(deps, { consoleDist: CONSOLE_DIST });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {

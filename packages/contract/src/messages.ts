@@ -126,6 +126,30 @@ export const MESSAGES = {
     ja: 'SSL証明書をアップロードできないオリジンです',
     en: 'Invalid origin to upload SSL certificate for',
   },
+  'error.certificateHostMismatch': {
+    ja: 'SSL証明書のホスト名が独自ドメイン({{host}})と一致しません',
+    en: 'the SSL certificate is not valid for the custom domain ({{host}})',
+  },
+  'error.certificateExpired': {
+    ja: 'SSL証明書の有効期限が切れているか、まだ有効期間が始まっていません',
+    en: 'the SSL certificate has expired or is not valid yet',
+  },
+  'error.certificateChainInvalid': {
+    ja: 'SSL証明書が中間証明書で検証できません',
+    en: 'the SSL certificate chain is invalid: the intermediate certificate did not issue it',
+  },
+  'error.certificateKeyMismatch': {
+    ja: '秘密鍵がSSL証明書と一致しません',
+    en: 'the secret key does not match the SSL certificate',
+  },
+  'error.certificateKeyEncrypted': {
+    ja: '暗号化された秘密鍵は使用できません。パスフレーズを外してからアップロードしてください',
+    en: 'encrypted secret keys are not accepted; remove the passphrase before uploading',
+  },
+  'error.certificateUnreadable': {
+    ja: 'SSL証明書または秘密鍵をPEM形式として読み取れません',
+    en: 'the SSL certificate or secret key cannot be read as PEM',
+  },
   'error.lastFullPermissionUser': {
     ja: 'すべての権限を持つユーザーが少なくとも1人必要です',
     en: 'At least one user must have all permissions',

@@ -1,6 +1,8 @@
 import Form from 'react-bootstrap/Form';
+import { Controller, type Control, type FieldPathByValue, type FieldValues } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Permission } from '@ukiyo/contract';
+import { FieldError } from './field-error.tsx';
 import { bitCheckbox, MEMBER_PERMISSIONS, withBit } from '../lib/permission-choices.ts';
 
 /**
@@ -52,5 +54,37 @@ export function PermissionCheckboxes({
         );
       })}
     </div>
+  );
+}
+
+/** The checkboxes bound to a form's permission mask, with the field's error below them. */
+export function PermissionField<Values extends FieldValues>({
+  control,
+  name,
+  grantable,
+  testId,
+}: {
+  control: Control<Values>;
+  name: FieldPathByValue<Values, number>;
+  grantable: number;
+  testId: string;
+}) {
+  return (
+    <Controller
+      control={control}
+      name={name}
+      render={({ field, fieldState }) => (
+        <>
+          <PermissionCheckboxes
+            value={field.value as number}
+            onChange={field.onChange}
+            grantable={grantable}
+            testId={testId}
+            invalid={!!fieldState.error}
+          />
+          <FieldError error={fieldState.error} block />
+        </>
+      )}
+    />
   );
 }

@@ -13,6 +13,8 @@ export function TextField({
   as,
   rows,
   autoComplete,
+  autoFocus,
+  inputMode,
   help,
   disabled,
   readOnly,
@@ -27,6 +29,8 @@ export function TextField({
   as?: 'textarea';
   rows?: number;
   autoComplete?: string;
+  autoFocus?: boolean;
+  inputMode?: 'numeric';
   help?: ReactNode;
   disabled?: boolean;
   readOnly?: boolean;
@@ -41,6 +45,8 @@ export function TextField({
         as={as}
         rows={rows}
         autoComplete={autoComplete}
+        autoFocus={autoFocus}
+        inputMode={inputMode}
         disabled={disabled}
         readOnly={readOnly}
         placeholder={placeholder}

@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { OriginKind, OriginStatus } from '@ukiyo/contract';
 import { validateRules, type RuleSet } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
@@ -23,6 +25,16 @@ export interface EdgeOrigin {
   ruleSet: RuleSet;
   allowText: boolean;
   source: OriginSource;
+  /** The uploaded certificate of the custom domain (`originName`), for HTTPS by SNI. */
+  tls: SecureContext | null;
+}
+
+interface CertificateRow {
+  origin_id: number;
+  fingerprint: string;
+  certificate: string;
+  intermediate_certificate: string;
+  private_key_enc: string;
 }
 
 function originRows(db: Db) {
@@ -33,6 +45,14 @@ function originRows(db: Db) {
     .select('organizations.enable_text_overlay');
 }
 type OriginRow = Awaited<ReturnType<ReturnType<typeof originRows>['execute']>>[number];
+
+function coversHost(certificate: string, host: string): boolean {
+  try {
+    return new X509Certificate(certificate).checkHost(host) !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: string };
 
@@ -45,6 +65,10 @@ type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: s
 export class OriginRegistry {
   private byHost = new Map<string, EdgeOrigin>();
   private byId = new Map<number, EdgeOrigin>();
+  /** Custom domain to its TLS context; only custom domains with a certificate are here. */
+  private bySni = new Map<string, SecureContext>();
+  /** `{originId}:{fingerprint}`: contexts are built once per uploaded certificate. */
+  private contexts = new Map<string, SecureContext>();
   private fingerprint = '';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
@@ -76,6 +100,14 @@ export class OriginRegistry {
     return this.byId.get(id);
   }
 
+  /**
+   * The TLS context for an SNI server name: only a custom domain with its own uploaded
+   * certificate has one; every other name (unknown, the product's own names) has none.
+   */
+  tlsFor(servername: string): SecureContext | undefined {
+    return this.bySni.get(servername.replace(/\.$/, '').toLowerCase());
+  }
+
   /** Reloads when the table changed; concurrent callers share one reload. */
   refresh(): Promise<void> {
     this.reloading ??= this.reloadIfChanged().finally(() => {
@@ -105,12 +137,24 @@ export class OriginRegistry {
     // LIVE origins belong to the live service; their status is not the edge's to set.
     const rows = await originRows(this.db).where('origins.kind', '<>', OriginKind.live).execute();
     const rules = await this.db.selectFrom('conversion_parameters').selectAll().orderBy('position').execute();
+    const certificates = new Map(
+      (
+        await this.db
+          .selectFrom('tls_certificates')
+          .select(['origin_id', 'fingerprint', 'certificate', 'intermediate_certificate', 'private_key_enc'])
+          .execute()
+      ).map((certificate) => [certificate.origin_id, certificate]),
+    );
     const byHost = new Map<string, EdgeOrigin>();
     const byId = new Map<number, EdgeOrigin>();
+    const bySni = new Map<string, SecureContext>();
+    const contexts = new Map<string, SecureContext>();
     for (const row of rows) {
       const loaded = this.load(
         row,
         rules.filter((rule) => rule.origin_id === row.id),
+        certificates.get(row.id),
+        contexts,
       );
       const [status, message] = loaded.origin
         ? [OriginStatus.applied, '']
@@ -127,15 +171,22 @@ export class OriginRegistry {
       byId.set(row.id, loaded.origin);
       byHost.set(row.name.toLowerCase(), loaded.origin);
       byHost.set(row.origin_name.toLowerCase(), loaded.origin);
+      const customDomain = row.origin_name.toLowerCase();
+      if (loaded.origin.tls && customDomain !== row.name.toLowerCase())
+        bySni.set(customDomain, loaded.origin.tls);
     }
     for (const id of this.byId.keys()) if (!byId.has(id)) this.on.removed(id);
     this.byHost = byHost;
     this.byId = byId;
+    this.bySni = bySni;
+    this.contexts = contexts;
   }
 
   private load(
     row: OriginRow,
     rules: Array<{ pattern: string; path: string; parameter: string; disallow_override: boolean }>,
+    certificate: CertificateRow | undefined,
+    contexts: Map<string, SecureContext>,
   ): Loaded {
     const fail = (problem: string): Loaded => ({ origin: null, problem });
     let signingSecret = '';
@@ -198,6 +249,31 @@ export class OriginRegistry {
     } else {
       return fail(`unknown origin kind ${row.kind}`);
     }
+    let tls: SecureContext | null = null;
+    // A certificate left over from an earlier custom domain is not served for the new one.
+    if (certificate && coversHost(certificate.certificate, row.origin_name)) {
+      const cacheKey = `${row.id}:${certificate.fingerprint}`;
+      const known = this.contexts.get(cacheKey);
+      if (known) {
+        tls = known;
+      } else {
+        let key: string;
+        try {
+          key = this.secrets.open(certificate.private_key_enc);
+        } catch {
+          return fail('the TLS private key cannot be decrypted with this edge key (SECRET_KEY)');
+        }
+        try {
+          tls = createSecureContext({
+            key,
+            cert: certificate.certificate + certificate.intermediate_certificate,
+          });
+        } catch (error) {
+          return fail(`the TLS certificate cannot be loaded: ${(error as Error).message}`);
+        }
+      }
+      contexts.set(cacheKey, tls);
+    }
     return {
       problem: null,
       origin: {
@@ -213,6 +289,7 @@ export class OriginRegistry {
         ruleSet,
         allowText: row.enable_text_overlay,
         source,
+        tls,
       },
     };
   }

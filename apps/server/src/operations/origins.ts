@@ -2,17 +2,21 @@ import { OriginKind, type Origin } from '@ukiyo/contract';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { findReachableOrganization } from '../db/repositories/organizations.ts';
 import {
+  certificatesOf,
   deleteOrigin,
   findOrigin,
   insertOrigin,
   listOrigins,
   monthUsage,
   rulesOf,
+  saveCertificate,
   updateOrigin,
+  type CertificateSummary,
   type ConversionParameterRow,
   type OriginRow,
 } from '../db/repositories/origins.ts';
 import { AppError, uniqueOr } from '../http/app-error.ts';
+import { checkCertificate } from '../services/certificates.ts';
 import { checkOriginLimit, originValues } from '../services/origins.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
 
@@ -51,7 +55,21 @@ function presentConfig(row: OriginRow): Origin['config'] {
   return {};
 }
 
-function presentOrigin(row: OriginRow, rules: ConversionParameterRow[], secrets: SecretBox): Origin {
+function presentCertificate(certificate: CertificateSummary | undefined): Origin['tlsCertificate'] {
+  if (!certificate) return null;
+  return {
+    tlsCertificateId: certificate.id,
+    fingerprint: certificate.fingerprint,
+    expiresAt: certificate.expiresAt.toISOString(),
+  };
+}
+
+function presentOrigin(
+  row: OriginRow,
+  rules: ConversionParameterRow[],
+  certificate: CertificateSummary | undefined,
+  secrets: SecretBox,
+): Origin {
   return {
     originID: row.id,
     organizationID: row.organization_id,
@@ -64,7 +82,7 @@ function presentOrigin(row: OriginRow, rules: ConversionParameterRow[], secrets:
     signingSecret: openOr(secrets, row.signing_secret_enc),
     defaultCache: row.default_cache,
     description: row.description,
-    tlsCertificate: null,
+    tlsCertificate: presentCertificate(certificate),
     conversionParameters: rules.map((rule) => ({
       conversionParameterID: rule.id,
       originID: rule.origin_id,
@@ -96,8 +114,11 @@ async function loadOrigin(context: OperationContext, originId: number) {
 
 async function present(context: OperationContext, originId: number): Promise<Origin> {
   const row = await loadOrigin(context, originId);
-  const rules = await rulesOf(context.deps.db, [row.id]);
-  return presentOrigin(row, rules.get(row.id) ?? [], context.deps.secrets);
+  const [rules, certificates] = await Promise.all([
+    rulesOf(context.deps.db, [row.id]),
+    certificatesOf(context.deps.db, [row.id]),
+  ]);
+  return presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps.secrets);
 }
 
 export const originHandlers: Handlers = {
@@ -106,10 +127,14 @@ export const originHandlers: Handlers = {
     const organization = await targetOrganization(context, organizationID);
     const rows = await listOrigins(db, authOf(context).scope, organization.id);
     const ids = rows.map((row) => row.id);
-    const [rules, usage] = await Promise.all([rulesOf(db, ids), monthUsage(db, ids, new Date())]);
+    const [rules, certificates, usage] = await Promise.all([
+      rulesOf(db, ids),
+      certificatesOf(db, ids),
+      monthUsage(db, ids, new Date()),
+    ]);
     return {
       origins: rows.map((row) => ({
-        ...presentOrigin(row, rules.get(row.id) ?? [], secrets),
+        ...presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), secrets),
         usage: usage.get(row.id) ?? { requests: 0, outboundBytes: 0 },
       })),
     };
@@ -166,5 +191,32 @@ export const originHandlers: Handlers = {
     const existing = await loadOrigin(context, originID);
     await deleteOrigin(context.deps.db, existing.id);
     return {};
+  },
+
+  /**
+   * Only a custom domain of the caller's organization takes a certificate: the product's own
+   * names are served under EDGE_DOMAIN's certificate, not the tenant's.
+   */
+  'origin.upload_tls_certificate': async (input, context) => {
+    const { db, secrets } = context.deps;
+    const origin = await findOrigin(db, authOf(context).scope, organizationOf(context).id, input.originID);
+    if (
+      !origin ||
+      origin.kind === OriginKind.live ||
+      origin.origin_name.toLowerCase() === origin.name.toLowerCase()
+    )
+      throw new AppError('invalid origin for certificate');
+    const checked = checkCertificate(input, origin.origin_name, new Date());
+    await saveCertificate(db, origin.id, {
+      fingerprint: checked.fingerprint,
+      expiresAt: checked.expiresAt,
+      certificate: checked.certificate,
+      intermediateCertificate: checked.intermediateCertificate,
+      privateKeyEnc: secrets.seal(checked.privateKey),
+    });
+    const stored = (await certificatesOf(db, [origin.id])).get(origin.id);
+    const tlsCertificate = presentCertificate(stored);
+    if (!tlsCertificate) throw new Error('the certificate was not stored');
+    return { tlsCertificate };
   },
 };

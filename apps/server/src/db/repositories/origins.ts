@@ -196,3 +196,66 @@ export async function updateOrigin(
 export async function deleteOrigin(db: Db, originId: number): Promise<void> {
   await db.deleteFrom('origins').where('id', '=', originId).execute();
 }
+
+export interface CertificateSummary {
+  id: number;
+  fingerprint: string;
+  expiresAt: Date;
+}
+
+/** The stored TLS certificate of each origin that has one (never the key). */
+export async function certificatesOf(
+  db: Db,
+  originIds: readonly number[],
+): Promise<Map<number, CertificateSummary>> {
+  const map = new Map<number, CertificateSummary>();
+  if (originIds.length === 0) return map;
+  const rows = await db
+    .selectFrom('tls_certificates')
+    .select(['id', 'origin_id', 'fingerprint', 'expires_at'])
+    .where('origin_id', 'in', originIds)
+    .execute();
+  for (const row of rows)
+    map.set(row.origin_id, { id: row.id, fingerprint: row.fingerprint, expiresAt: new Date(row.expires_at) });
+  return map;
+}
+
+export interface CertificateValues {
+  fingerprint: string;
+  expiresAt: Date;
+  certificate: string;
+  intermediateCertificate: string;
+  privateKeyEnc: string;
+}
+
+/**
+ * Stores (or replaces) an origin's certificate; like any origin change it is a new config
+ * version, so every edge reloads the origin and its TLS context.
+ */
+export async function saveCertificate(db: Db, originId: number, values: CertificateValues): Promise<void> {
+  const columns = {
+    fingerprint: values.fingerprint,
+    expires_at: values.expiresAt,
+    certificate: values.certificate,
+    intermediate_certificate: values.intermediateCertificate,
+    private_key_enc: values.privateKeyEnc,
+    created_at: new Date(),
+  };
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('tls_certificates')
+      .values({ origin_id: originId, ...columns })
+      .onConflict((conflict) => conflict.column('origin_id').doUpdateSet(columns))
+      .execute();
+    await trx
+      .updateTable('origins')
+      .set((eb) => ({
+        status: 2,
+        status_message: '',
+        config_version: eb('config_version', '+', 1),
+        updated_at: new Date(),
+      }))
+      .where('id', '=', originId)
+      .execute();
+  });
+}

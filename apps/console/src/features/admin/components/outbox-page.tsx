@@ -1,10 +1,7 @@
 import { Fragment, useState } from 'react';
-import Alert from 'react-bootstrap/Alert';
 import Button from 'react-bootstrap/Button';
-import Card from 'react-bootstrap/Card';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { formatDateTime, splitLinks } from '../../../lib/format.ts';
@@ -57,63 +54,54 @@ export function OutboxPage() {
           </Button>
         }
       />
-      <Card className="shadow-sm border-0">
-        {outbox.isPending && <LoadingBlock />}
-        {outbox.isSuccess && mails.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0" data-testid="outbox-empty">
-              {t('outbox.empty')}
-            </Alert>
-          </Card.Body>
-        )}
-        {mails.length > 0 && (
-          <Table responsive className="mb-0 align-middle" data-testid="outbox-table">
-            <thead className="table-light">
-              <tr>
-                <th scope="col">{t('outbox.to')}</th>
-                <th scope="col">{t('outbox.subject')}</th>
-                <th scope="col">{t('outbox.createdAt')}</th>
-                <th scope="col" className="text-end">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
+      <DataTableCard
+        query={outbox}
+        rowCount={mails.length}
+        testId="outbox-table"
+        hover={false}
+        empty={t('outbox.empty')}
+        emptyTestId="outbox-empty"
+        head={
+          <>
+            <th scope="col">{t('outbox.to')}</th>
+            <th scope="col">{t('outbox.subject')}</th>
+            <th scope="col">{t('outbox.createdAt')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {mails.map((mail) => {
+          const expanded = open.has(mail.mailID);
+          return (
+            <Fragment key={mail.mailID}>
+              <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
+                <td className="text-break">{mail.to}</td>
+                <td data-testid="outbox-subject">{mail.subject}</td>
+                <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
+                <td className="text-end">
+                  <Button
+                    variant="outline-secondary"
+                    size="sm"
+                    aria-expanded={expanded}
+                    aria-controls={`outbox-body-${mail.mailID}`}
+                    onClick={() => toggle(mail.mailID)}
+                    data-testid="outbox-toggle"
+                  >
+                    {t(expanded ? 'outbox.hideBody' : 'outbox.showBody')}
+                  </Button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {mails.map((mail) => {
-                const expanded = open.has(mail.mailID);
-                return (
-                  <Fragment key={mail.mailID}>
-                    <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
-                      <td className="text-break">{mail.to}</td>
-                      <td data-testid="outbox-subject">{mail.subject}</td>
-                      <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
-                      <td className="text-end">
-                        <Button
-                          variant="outline-secondary"
-                          size="sm"
-                          aria-expanded={expanded}
-                          aria-controls={`outbox-body-${mail.mailID}`}
-                          onClick={() => toggle(mail.mailID)}
-                          data-testid="outbox-toggle"
-                        >
-                          {t(expanded ? 'outbox.hideBody' : 'outbox.showBody')}
-                        </Button>
-                      </td>
-                    </tr>
-                    {expanded && (
-                      <tr id={`outbox-body-${mail.mailID}`} className="outbox-body-row">
-                        <td colSpan={4}>
-                          <MailBody body={mail.body} />
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                );
-              })}
-            </tbody>
-          </Table>
-        )}
-      </Card>
+              {expanded && (
+                <tr id={`outbox-body-${mail.mailID}`} className="outbox-body-row">
+                  <td colSpan={4}>
+                    <MailBody body={mail.body} />
+                  </td>
+                </tr>
+              )}
+            </Fragment>
+          );
+        })}
+      </DataTableCard>
     </>
   );
 }

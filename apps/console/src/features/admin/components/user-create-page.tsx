@@ -6,8 +6,7 @@ import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
 import Row from 'react-bootstrap/Row';
-import Table from 'react-bootstrap/Table';
-import { Controller, useForm, useWatch } from 'react-hook-form';
+import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import {
@@ -23,23 +22,24 @@ import {
   type SakuraAccount,
 } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
+import { FormActions } from '../../../components/form-actions.tsx';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
-import { PermissionCheckboxes } from '../../../components/permission-checkboxes.tsx';
+import { PermissionField } from '../../../components/permission-checkboxes.tsx';
 import { SubmitButton } from '../../../components/submit-button.tsx';
 import { TextField } from '../../../components/text-field.tsx';
+import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
 import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { useAdminOrganizations, useRegister, useUpdateOrganization } from '../api/admin-api.ts';
 import { OrganizationFields } from './organization-fields.tsx';
+import { confirmationMatches } from '../../../lib/password-confirmation.ts';
 
 const registerSchema = operations['admin.register'].input
   .extend({ confirmation: loginPassword() })
-  .refine((form) => form.password === form.confirmation, {
-    path: ['confirmation'],
-    message: 'validation.notMatch',
-  });
+  .refine(...confirmationMatches('password'));
 
 const emptyRegistration: OperationInput<Operations['admin.register']> & { confirmation: string } = {
   user: { emailAddress: '', fullName: '', permission: ALL_MEMBER_PERMISSIONS },
@@ -181,63 +181,20 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
       </fieldset>
       <fieldset className="mb-4">
         <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.user')}</legend>
-        <Row>
-          <Col md={6}>
-            <TextField
-              id="register-email"
-              label={t('member.emailAddress')}
-              type="email"
-              autoComplete="off"
-              registration={register('user.emailAddress')}
-              error={errors.user?.emailAddress}
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="register-full-name"
-              label={t('member.fullName')}
-              autoComplete="off"
-              registration={register('user.fullName')}
-              error={errors.user?.fullName}
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="register-password"
-              label={t('member.initialPassword')}
-              type="password"
-              autoComplete="new-password"
-              registration={register('password')}
-              error={errors.password}
-              help={t('member.initialPasswordHelp')}
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="register-password-confirmation"
-              label={t('member.passwordConfirmation')}
-              type="password"
-              autoComplete="new-password"
-              registration={register('confirmation')}
-              error={errors.confirmation}
-            />
-          </Col>
-        </Row>
+        <UserIdentityFields
+          idPrefix="register"
+          email={register('user.emailAddress')}
+          fullName={register('user.fullName')}
+          initialPassword={{ password: register('password'), confirmation: register('confirmation') }}
+          errors={{ ...errors.user, password: errors.password, confirmation: errors.confirmation }}
+        />
         <div className="form-label">{t('member.permission')}</div>
-        <Controller
+        <PermissionField
           control={control}
           name="user.permission"
-          render={({ field }) => (
-            <PermissionCheckboxes
-              value={field.value}
-              onChange={field.onChange}
-              grantable={ALL_PERMISSIONS}
-              testId="register-permission"
-              invalid={!!errors.user?.permission}
-            />
-          )}
+          grantable={ALL_PERMISSIONS}
+          testId="register-permission"
         />
-        <FieldError error={errors.user?.permission} block />
         <Form.Text>{t('userCreate.permissionHelp')}</Form.Text>
       </fieldset>
       <SubmitButton busy={registration.isPending} testId="register-submit">
@@ -300,85 +257,56 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
         errors={errors.organization}
         prefix="organization-edit"
       />
-      <div className="d-flex gap-2">
-        <SubmitButton busy={update.isPending} testId="organization-edit-submit">
-          {t('common.save')}
-        </SubmitButton>
-        <Link
-          to={paths.userCreate()}
-          className="btn btn-outline-secondary"
-          data-testid="organization-edit-cancel"
-        >
-          {t('common.cancel')}
-        </Link>
-      </div>
+      <FormActions
+        busy={update.isPending}
+        submitLabel={t('common.save')}
+        cancelLabel={t('common.cancel')}
+        cancelTo={paths.userCreate()}
+        testIdPrefix="organization-edit"
+        className="d-flex gap-2"
+      />
     </Form>
   );
 }
 
-function OrganizationTable({
-  organizations,
-  editing,
-}: {
-  organizations: readonly Organization[];
-  editing: number | null;
-}) {
+function OrganizationRow({ organization, editing }: { organization: Organization; editing: boolean }) {
   const { t } = useTranslation();
   return (
-    <Table responsive hover className="mb-0 align-middle" data-testid="organization-table">
-      <thead className="table-light">
-        <tr>
-          <th scope="col">{t('userCreate.memberCode')}</th>
-          <th scope="col">{t('userCreate.organizationName')}</th>
-          <th scope="col">{t('userCreate.serviceCode')}</th>
-          <th scope="col">{t('userCreate.kind')}</th>
-          <th scope="col">{t('userCreate.plan')}</th>
-          <th scope="col" className="text-end">
-            <span className="visually-hidden">{t('common.actions')}</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {organizations.map((organization) => (
-          <tr
-            key={organization.organizationID}
-            className={organization.organizationID === editing ? 'table-active' : undefined}
-            data-testid="organization-row"
-            data-organization-id={organization.organizationID}
-            data-service-code={organization.serviceCode}
-          >
-            <td>
-              <div>{organization.sakuraAccount.sakuraMemberCode}</div>
-              <div className="small text-body-secondary">{organization.sakuraAccount.name}</div>
-            </td>
-            <td>
-              <div>{organization.name}</div>
-              {organization.serviceDomain && (
-                <div className="small text-body-secondary">{organization.serviceDomain}</div>
-              )}
-            </td>
-            <td>
-              <code>{organization.serviceCode}</code>
-            </td>
-            <td>
-              <Badge bg={organization.isLive ? 'info' : 'secondary'}>
-                {t(organization.isLive ? 'organization.kindLive' : 'organization.kindImage')}
-              </Badge>
-            </td>
-            <td>{t(`plan.name.${PLAN_NAMES[normalisePlan(organization.plan)]}`)}</td>
-            <td className="text-end">
-              <Link
-                to={paths.userCreate({ organization: organization.organizationID })}
-                className="btn btn-sm btn-outline-primary"
-                data-testid="organization-edit"
-              >
-                {t('common.edit')}
-              </Link>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </Table>
+    <tr
+      className={editing ? 'table-active' : undefined}
+      data-testid="organization-row"
+      data-organization-id={organization.organizationID}
+      data-service-code={organization.serviceCode}
+    >
+      <td>
+        <div>{organization.sakuraAccount.sakuraMemberCode}</div>
+        <div className="small text-body-secondary">{organization.sakuraAccount.name}</div>
+      </td>
+      <td>
+        <div>{organization.name}</div>
+        {organization.serviceDomain && (
+          <div className="small text-body-secondary">{organization.serviceDomain}</div>
+        )}
+      </td>
+      <td>
+        <code>{organization.serviceCode}</code>
+      </td>
+      <td>
+        <Badge bg={organization.isLive ? 'info' : 'secondary'}>
+          {t(organization.isLive ? 'organization.kindLive' : 'organization.kindImage')}
+        </Badge>
+      </td>
+      <td>{t(`plan.name.${PLAN_NAMES[normalisePlan(organization.plan)]}`)}</td>
+      <td className="text-end">
+        <Link
+          to={paths.userCreate({ organization: organization.organizationID })}
+          className="btn btn-sm btn-outline-primary"
+          data-testid="organization-edit"
+        >
+          {t('common.edit')}
+        </Link>
+      </td>
+    </tr>
   );
 }
 
@@ -417,23 +345,38 @@ export function UserCreatePage() {
           )}
         </Card.Body>
       </Card>
-      <Card className="shadow-sm border-0">
-        <Card.Header className="bg-body py-3 d-flex justify-content-between align-items-center">
-          <h2 className="h6 mb-0">{t('userCreate.organizations')}</h2>
-          <span className="small text-body-secondary">
-            {t('userCreate.organizationCount', { count: organizations.length })}
-          </span>
-        </Card.Header>
-        {query.isPending && <LoadingBlock />}
-        {query.isSuccess && organizations.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0">
-              {t('userCreate.noOrganization')}
-            </Alert>
-          </Card.Body>
-        )}
-        {organizations.length > 0 && <OrganizationTable organizations={organizations} editing={editID} />}
-      </Card>
+      <DataTableCard
+        query={query}
+        rowCount={organizations.length}
+        testId="organization-table"
+        empty={t('userCreate.noOrganization')}
+        header={
+          <Card.Header className="bg-body py-3 d-flex justify-content-between align-items-center">
+            <h2 className="h6 mb-0">{t('userCreate.organizations')}</h2>
+            <span className="small text-body-secondary">
+              {t('userCreate.organizationCount', { count: organizations.length })}
+            </span>
+          </Card.Header>
+        }
+        head={
+          <>
+            <th scope="col">{t('userCreate.memberCode')}</th>
+            <th scope="col">{t('userCreate.organizationName')}</th>
+            <th scope="col">{t('userCreate.serviceCode')}</th>
+            <th scope="col">{t('userCreate.kind')}</th>
+            <th scope="col">{t('userCreate.plan')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {organizations.map((organization) => (
+          <OrganizationRow
+            key={organization.organizationID}
+            organization={organization}
+            editing={organization.organizationID === editID}
+          />
+        ))}
+      </DataTableCard>
     </>
   );
 }

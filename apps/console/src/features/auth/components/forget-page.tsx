@@ -8,19 +8,18 @@ import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { loginPassword, operations, type MessageKey } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
+import { PasswordPairFields } from '../../../components/password-pair-fields.tsx';
 import { SubmitButton } from '../../../components/submit-button.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { useRequestPasswordReset, useResetPassword } from '../api/auth-api.ts';
+import { confirmationMatches } from '../../../lib/password-confirmation.ts';
 
 const resetSchema = operations['user.reset_password'].input
   .omit({ token: true })
   .extend({ confirmation: loginPassword() })
-  .refine((form) => form.newPassword === form.confirmation, {
-    path: ['confirmation'],
-    message: 'validation.notMatch',
-  });
+  .refine(...confirmationMatches('newPassword'));
 
 /** Refusals of a reset link explained on the form (console-spec section 8). */
 const RESET_REFUSALS = ['emailAddress not match', 'not valid user'];
@@ -146,23 +145,14 @@ function ResetForm({ token }: { token: string }) {
         registration={register('emailAddress')}
         error={errors.emailAddress}
       />
-      <TextField
-        id="reset-password"
-        label={t('account.newPassword')}
-        type="password"
-        autoComplete="new-password"
-        registration={register('newPassword')}
-        error={errors.newPassword}
+      <PasswordPairFields
+        ids={{ password: 'reset-password', confirmation: 'reset-confirmation' }}
+        labels={{ password: t('account.newPassword'), confirmation: t('account.newPasswordConfirmation') }}
+        password={register('newPassword')}
+        confirmation={register('confirmation')}
+        errors={{ password: errors.newPassword, confirmation: errors.confirmation }}
         help={t('updatePassword.rules')}
-      />
-      <TextField
-        id="reset-confirmation"
-        label={t('account.newPasswordConfirmation')}
-        type="password"
-        autoComplete="new-password"
-        registration={register('confirmation')}
-        error={errors.confirmation}
-        className="mb-4"
+        confirmationClassName="mb-4"
       />
       <SubmitButton busy={reset.isPending} testId="reset-submit" className="w-100">
         {t('forget.resetSubmit')}

@@ -4,13 +4,13 @@ import Alert from 'react-bootstrap/Alert';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import Spinner from 'react-bootstrap/Spinner';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { operations, PRODUCT_NAME, type ErrorCode, type MessageKey } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
-import { FieldError } from '../../../components/field-error.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { useLogin, useVerifyTotp } from '../api/auth-api.ts';
@@ -76,33 +76,27 @@ function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
   return (
     <Form noValidate onSubmit={(event) => void submit(event)} data-testid="login-form">
       {refusal && <LoginRefusal error={refusal} />}
-      <Form.Group className="mb-3" controlId="login-email">
-        <Form.Label>{t('login.emailAddress')}</Form.Label>
-        <Form.Control
-          type="email"
-          autoComplete="username"
-          autoFocus
-          isInvalid={!!errors.emailAddress}
-          data-testid="login-email"
-          {...register('emailAddress')}
-        />
-        <FieldError error={errors.emailAddress} />
-      </Form.Group>
-      <Form.Group className="mb-4" controlId="login-password">
-        <Form.Label>{t('login.password')}</Form.Label>
-        <Form.Control
-          type="password"
-          autoComplete="current-password"
-          isInvalid={!!errors.password}
-          data-testid="login-password"
-          {...register('password')}
-        />
-        <FieldError error={errors.password} />
-      </Form.Group>
-      <Button type="submit" className="w-100" disabled={login.isPending} data-testid="login-submit">
-        {login.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+      <TextField
+        id="login-email"
+        label={t('login.emailAddress')}
+        type="email"
+        autoComplete="username"
+        autoFocus
+        registration={register('emailAddress')}
+        error={errors.emailAddress}
+      />
+      <TextField
+        id="login-password"
+        label={t('login.password')}
+        type="password"
+        autoComplete="current-password"
+        registration={register('password')}
+        error={errors.password}
+        className="mb-4"
+      />
+      <SubmitButton busy={login.isPending} testId="login-submit" className="w-100">
         {t('login.submit')}
-      </Button>
+      </SubmitButton>
       <div className="text-center mt-3 small">
         <Link to={paths.forget()}>{t('login.forgetLink')}</Link>
       </div>
@@ -147,23 +141,19 @@ function TotpStep({ onBack }: { onBack: () => void }) {
         </Alert>
       )}
       <p className="text-body-secondary small">{t('login.totpHelp')}</p>
-      <Form.Group className="mb-4" controlId="login-totp">
-        <Form.Label>{t('login.totpCode')}</Form.Label>
-        <Form.Control
-          type="text"
-          inputMode="numeric"
-          autoComplete="one-time-code"
-          autoFocus
-          isInvalid={!!errors.code}
-          data-testid="login-totp"
-          {...register('code')}
-        />
-        <FieldError error={errors.code} />
-      </Form.Group>
-      <Button type="submit" className="w-100" disabled={verify.isPending} data-testid="totp-submit">
-        {verify.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+      <TextField
+        id="login-totp"
+        label={t('login.totpCode')}
+        inputMode="numeric"
+        autoComplete="one-time-code"
+        autoFocus
+        registration={register('code')}
+        error={errors.code}
+        className="mb-4"
+      />
+      <SubmitButton busy={verify.isPending} testId="totp-submit" className="w-100">
         {t('login.totpSubmit')}
-      </Button>
+      </SubmitButton>
       <div className="text-center mt-3 small">
         <Button variant="link" size="sm" onClick={onBack}>
           {t('login.back')}

@@ -1,15 +1,12 @@
 import { useState } from 'react';
-import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
-import Card from 'react-bootstrap/Card';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { User } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
@@ -160,47 +157,37 @@ export function MemberIndexPage() {
           </Link>
         }
       />
-      <Card className="shadow-sm border-0">
-        {users.isPending && <LoadingBlock />}
-        {users.isSuccess && list.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0" data-testid="member-empty">
-              {t('member.empty')}
-            </Alert>
-          </Card.Body>
-        )}
-        {list.length > 0 && (
-          <Table responsive hover className="mb-0 align-middle" data-testid="member-table">
-            <thead className="table-light">
-              <tr>
-                <th scope="col">{t('member.emailAddress')}</th>
-                <th scope="col">{t('member.fullName')}</th>
-                <th scope="col">{t('member.permission')}</th>
-                <th scope="col">{t('member.status')}</th>
-                <th scope="col">{t('member.activatedAt')}</th>
-                <th scope="col" className="text-end">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((user) => (
-                <MemberRow
-                  key={user.userID}
-                  user={user}
-                  self={user.userID === me?.userID}
-                  busy={
-                    (setEnabled.isPending && setEnabled.variables?.emailAddress === user.emailAddress) ||
-                    (remove.isPending && remove.variables?.userID === user.userID)
-                  }
-                  onToggle={() => void toggle(user)}
-                  onDelete={() => setDeleting(user)}
-                />
-              ))}
-            </tbody>
-          </Table>
-        )}
-      </Card>
+      <DataTableCard
+        query={users}
+        rowCount={list.length}
+        testId="member-table"
+        empty={t('member.empty')}
+        emptyTestId="member-empty"
+        head={
+          <>
+            <th scope="col">{t('member.emailAddress')}</th>
+            <th scope="col">{t('member.fullName')}</th>
+            <th scope="col">{t('member.permission')}</th>
+            <th scope="col">{t('member.status')}</th>
+            <th scope="col">{t('member.activatedAt')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {list.map((user) => (
+          <MemberRow
+            key={user.userID}
+            user={user}
+            self={user.userID === me?.userID}
+            busy={
+              (setEnabled.isPending && setEnabled.variables?.emailAddress === user.emailAddress) ||
+              (remove.isPending && remove.variables?.userID === user.userID)
+            }
+            onToggle={() => void toggle(user)}
+            onDelete={() => setDeleting(user)}
+          />
+        ))}
+      </DataTableCard>
       <ConfirmModal
         show={deleting !== null}
         title={t('member.deleteTitle')}

@@ -3,20 +3,17 @@ import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
-import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
-import Row from 'react-bootstrap/Row';
-import { Controller, useController, useForm } from 'react-hook-form';
+import { useController, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { bool, isAdministrator, operations, type User } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
-import { FieldError } from '../../../components/field-error.tsx';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
-import { PermissionCheckboxes } from '../../../components/permission-checkboxes.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
+import { FormActions } from '../../../components/form-actions.tsx';
+import { PermissionField } from '../../../components/permission-checkboxes.tsx';
+import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
 import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { formatDateTime } from '../../../lib/format.ts';
@@ -140,52 +137,29 @@ function MemberUpdateForm({ user }: { user: User }) {
     <Card className="shadow-sm border-0 form-card">
       <Card.Body className="p-4">
         <Form noValidate onSubmit={(event) => void submit(event)} data-testid="member-form">
-          <Row>
-            <Col md={6}>
-              <TextField
-                id="member-email"
-                label={t('member.emailAddress')}
-                type="email"
-                autoComplete="off"
-                disabled={self}
-                registration={register('emailAddress')}
-                error={errors.emailAddress}
-                help={
-                  self && (
-                    <>
-                      {t('member.ownEmailHelp')} <Link to={paths.userUpdate()}>{t('nav.userUpdate')}</Link>
-                    </>
-                  )
-                }
-              />
-            </Col>
-            <Col md={6}>
-              <TextField
-                id="member-full-name"
-                label={t('member.fullName')}
-                autoComplete="off"
-                registration={register('fullName')}
-                error={errors.fullName}
-              />
-            </Col>
-          </Row>
+          <UserIdentityFields
+            idPrefix="member"
+            email={register('emailAddress')}
+            fullName={register('fullName')}
+            errors={errors}
+            emailDisabled={self}
+            emailHelp={
+              self && (
+                <>
+                  {t('member.ownEmailHelp')} <Link to={paths.userUpdate()}>{t('nav.userUpdate')}</Link>
+                </>
+              )
+            }
+          />
           <fieldset className="mb-3">
             <legend className="form-label fs-6">{t('member.permission')}</legend>
             {self && <p className="small text-body-secondary">{t('member.ownPermissionHelp')}</p>}
-            <Controller
+            <PermissionField
               control={control}
               name="permission"
-              render={({ field }) => (
-                <PermissionCheckboxes
-                  value={field.value}
-                  onChange={field.onChange}
-                  grantable={grantableMask(me?.permission ?? 0, self ? user.permission : undefined)}
-                  testId="member-permission"
-                  invalid={!!errors.permission}
-                />
-              )}
+              grantable={grantableMask(me?.permission ?? 0, self ? user.permission : undefined)}
+              testId="member-permission"
             />
-            <FieldError error={errors.permission} block />
           </fieldset>
           {canRestrict && (
             <RestrictionField
@@ -197,14 +171,13 @@ function MemberUpdateForm({ user }: { user: User }) {
               error={restricted.value ? errors.restriction?.organizationIDs?.message : undefined}
             />
           )}
-          <div className="d-flex gap-2 mt-4">
-            <SubmitButton busy={update.isPending} testId="member-submit">
-              {t('common.save')}
-            </SubmitButton>
-            <Link to={paths.memberIndex()} className="btn btn-outline-secondary" data-testid="member-cancel">
-              {t('common.cancel')}
-            </Link>
-          </div>
+          <FormActions
+            busy={update.isPending}
+            submitLabel={t('common.save')}
+            cancelLabel={t('common.cancel')}
+            cancelTo={paths.memberIndex()}
+            testIdPrefix="member"
+          />
         </Form>
       </Card.Body>
     </Card>

@@ -1,16 +1,14 @@
 import { useState } from 'react';
-import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { OperationOutput, Operations } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
@@ -82,101 +80,91 @@ export function TokenIndexPage() {
           </Link>
         }
       />
-      <Card className="shadow-sm border-0">
-        <Card.Header className="bg-body d-flex justify-content-end py-2">
-          <Form.Check
-            type="switch"
-            id="token-show-deleted"
-            checked={showDeleted}
-            onChange={(event) => setShowDeleted(event.target.checked)}
-            label={t('token.showDeleted')}
-            data-testid="token-show-deleted"
-          />
-        </Card.Header>
-        {tokens.isPending && <LoadingBlock />}
-        {tokens.isSuccess && list.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0" data-testid="token-empty">
-              {t('token.empty')}
-            </Alert>
-          </Card.Body>
-        )}
-        {list.length > 0 && (
-          <Table responsive hover className="mb-0 align-middle" data-testid="token-table">
-            <thead className="table-light">
-              <tr>
-                <th scope="col">{t('token.description')}</th>
-                <th scope="col">{t('token.token')}</th>
-                <th scope="col">{t('token.permission')}</th>
-                <th scope="col">{t('token.status')}</th>
-                <th scope="col">{t('token.createdAt')}</th>
-                <th scope="col" className="text-end">
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((token) => {
-                const busy =
-                  (disable.isPending && disable.variables?.authTokenID === token.authTokenID) ||
-                  (remove.isPending && remove.variables?.authTokenID === token.authTokenID);
-                return (
-                  <tr
-                    key={token.authTokenID}
-                    className={token.deleted ? 'text-body-secondary' : undefined}
-                    data-testid="token-row"
-                    data-token-id={token.authTokenID}
-                    data-description={token.description}
+      <DataTableCard
+        query={tokens}
+        rowCount={list.length}
+        testId="token-table"
+        empty={t('token.empty')}
+        emptyTestId="token-empty"
+        header={
+          <Card.Header className="bg-body d-flex justify-content-end py-2">
+            <Form.Check
+              type="switch"
+              id="token-show-deleted"
+              checked={showDeleted}
+              onChange={(event) => setShowDeleted(event.target.checked)}
+              label={t('token.showDeleted')}
+              data-testid="token-show-deleted"
+            />
+          </Card.Header>
+        }
+        head={
+          <>
+            <th scope="col">{t('token.description')}</th>
+            <th scope="col">{t('token.token')}</th>
+            <th scope="col">{t('token.permission')}</th>
+            <th scope="col">{t('token.status')}</th>
+            <th scope="col">{t('token.createdAt')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {list.map((token) => {
+          const busy =
+            (disable.isPending && disable.variables?.authTokenID === token.authTokenID) ||
+            (remove.isPending && remove.variables?.authTokenID === token.authTokenID);
+          return (
+            <tr
+              key={token.authTokenID}
+              className={token.deleted ? 'text-body-secondary' : undefined}
+              data-testid="token-row"
+              data-token-id={token.authTokenID}
+              data-description={token.description}
+            >
+              <td className="text-break">
+                {token.description || <span className="text-body-secondary">{t('token.noDescription')}</span>}
+              </td>
+              <td>
+                <code className="text-nowrap" data-testid="token-masked">
+                  {token.token}
+                </code>
+              </td>
+              <td>
+                <TokenPermissionBadges mask={token.permission} />
+              </td>
+              <td>
+                <TokenStatus token={token} />
+              </td>
+              <td className="text-nowrap small">{formatDateTime(token.createdAt, i18n.language)}</td>
+              <td className="text-end text-nowrap">
+                {!token.deleted && token.enabled && (
+                  <Button
+                    variant="outline-secondary"
+                    size="sm"
+                    disabled={busy}
+                    onClick={() => void disableToken(token)}
+                    data-testid="token-disable"
                   >
-                    <td className="text-break">
-                      {token.description || (
-                        <span className="text-body-secondary">{t('token.noDescription')}</span>
-                      )}
-                    </td>
-                    <td>
-                      <code className="text-nowrap" data-testid="token-masked">
-                        {token.token}
-                      </code>
-                    </td>
-                    <td>
-                      <TokenPermissionBadges mask={token.permission} />
-                    </td>
-                    <td>
-                      <TokenStatus token={token} />
-                    </td>
-                    <td className="text-nowrap small">{formatDateTime(token.createdAt, i18n.language)}</td>
-                    <td className="text-end text-nowrap">
-                      {!token.deleted && token.enabled && (
-                        <Button
-                          variant="outline-secondary"
-                          size="sm"
-                          disabled={busy}
-                          onClick={() => void disableToken(token)}
-                          data-testid="token-disable"
-                        >
-                          {t('common.disable')}
-                        </Button>
-                      )}
-                      {!token.deleted && (
-                        <Button
-                          variant="outline-danger"
-                          size="sm"
-                          className="ms-2"
-                          disabled={busy}
-                          onClick={() => setDeleting(token)}
-                          data-testid="token-delete"
-                        >
-                          {t('common.delete')}
-                        </Button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </Table>
-        )}
-      </Card>
+                    {t('common.disable')}
+                  </Button>
+                )}
+                {!token.deleted && (
+                  <Button
+                    variant="outline-danger"
+                    size="sm"
+                    className="ms-2"
+                    disabled={busy}
+                    onClick={() => setDeleting(token)}
+                    data-testid="token-delete"
+                  >
+                    {t('common.delete')}
+                  </Button>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </DataTableCard>
       <ConfirmModal
         show={deleting !== null}
         title={t('token.deleteTitle')}

@@ -18,8 +18,8 @@ import {
 import { paths } from '../../../app/routes.ts';
 import { CopyButton } from '../../../components/copy-button.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
+import { FormActions } from '../../../components/form-actions.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
@@ -208,18 +208,13 @@ export function TokenNewPage() {
               {isAdministrator(user?.permission ?? 0) && (
                 <p className="small text-body-secondary">{t('token.adminHelp')}</p>
               )}
-              <div className="d-flex gap-2 mt-4">
-                <SubmitButton busy={add.isPending} testId="token-submit">
-                  {t('token.issueSubmit')}
-                </SubmitButton>
-                <Link
-                  to={paths.tokenIndex()}
-                  className="btn btn-outline-secondary"
-                  data-testid="token-cancel"
-                >
-                  {t('common.cancel')}
-                </Link>
-              </div>
+              <FormActions
+                busy={add.isPending}
+                submitLabel={t('token.issueSubmit')}
+                cancelLabel={t('common.cancel')}
+                cancelTo={paths.tokenIndex()}
+                testIdPrefix="token"
+              />
             </Form>
           </Card.Body>
         </Card>

@@ -1,5 +1,6 @@
 import Badge from 'react-bootstrap/Badge';
 import { useTranslation } from 'react-i18next';
+import { PermissionBadgeList } from '../../../components/permission-badge-list.tsx';
 import { tokenGroupNames } from '../../../lib/permission-choices.ts';
 
 export function TokenPermissionBadges({ mask }: { mask: number | null }) {
@@ -12,22 +13,12 @@ export function TokenPermissionBadges({ mask }: { mask: number | null }) {
       </Badge>
     );
   }
-  if (names.length === 0)
-    return <span className="small text-body-secondary">{t('token.permissionNone')}</span>;
   return (
-    <div className="d-flex flex-wrap gap-1">
-      {names.map((name) => (
-        <Badge
-          key={name}
-          bg={name === 'admin' ? 'danger' : 'light'}
-          text={name === 'admin' ? undefined : 'dark'}
-          className={name === 'admin' ? '' : 'border'}
-          data-testid="token-permission-badge"
-          data-permission={name}
-        >
-          {t(`tokenPermission.${name}`)}
-        </Badge>
-      ))}
-    </div>
+    <PermissionBadgeList
+      names={names}
+      label={(name) => t(`tokenPermission.${name}`)}
+      testId="token-permission-badge"
+      empty={t('token.permissionNone')}
+    />
   );
 }

@@ -1,15 +1,12 @@
-import Alert from 'react-bootstrap/Alert';
 import Button from 'react-bootstrap/Button';
-import Card from 'react-bootstrap/Card';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { buildCsv, downloadCsv, monthLabel } from '../../../lib/usage-format.ts';
 import { useInvoices } from '../api/usage-api.ts';
 import { INVOICE_CSV_FIELDS } from '../usage-tables.ts';
-import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
+import { useSelectedMonth } from './month-picker.tsx';
+import { OrganizationMonthTable } from './organization-month-table.tsx';
 
 /**
  * /admin/invoices: one row per organization for a UTC month, its transfer computed from metered
@@ -50,53 +47,43 @@ export function AdminInvoicesPage() {
           </Button>
         }
       />
-      <Card className="shadow-sm border-0">
-        <Card.Header className="bg-body py-2">
-          <MonthPicker value={selected} onChange={select} testId="invoice-month" />
-        </Card.Header>
-        {invoices.isPending && <LoadingBlock />}
-        {invoices.isSuccess && rows.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0">
-              {t('usage.noOrganizations')}
-            </Alert>
-          </Card.Body>
-        )}
-        {rows.length > 0 && (
-          <Table responsive hover className="mb-0 align-middle" data-testid="invoice-table">
-            <thead className="table-light">
-              <tr>
-                <th scope="col">
-                  {t('usage.memberCode')} <code className="small text-body-secondary">memberId</code>
-                </th>
-                <th scope="col">
-                  {t('usage.serviceCode')} <code className="small text-body-secondary">serviceCd</code>
-                </th>
-                <th scope="col">{t('usage.organizationName')}</th>
-                <th scope="col" className="text-end">
-                  {t('usage.transferGiB')}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr
-                  key={`${row.memberId}/${row.serviceCd}`}
-                  data-testid="invoice-row"
-                  data-service-code={row.serviceCd}
-                >
-                  <td className="text-nowrap">{row.memberId}</td>
-                  <td className="text-nowrap">{row.serviceCd}</td>
-                  <td className="text-break">{row.name}</td>
-                  <td className="text-end" data-testid="invoice-transfer">
-                    {gib.format(row.transferGiB)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </Table>
-        )}
-      </Card>
+      <OrganizationMonthTable
+        month={selected}
+        onMonthChange={select}
+        monthTestId="invoice-month"
+        query={invoices}
+        rowCount={rows.length}
+        testId="invoice-table"
+        head={
+          <>
+            <th scope="col">
+              {t('usage.memberCode')} <code className="small text-body-secondary">memberId</code>
+            </th>
+            <th scope="col">
+              {t('usage.serviceCode')} <code className="small text-body-secondary">serviceCd</code>
+            </th>
+            <th scope="col">{t('usage.organizationName')}</th>
+            <th scope="col" className="text-end">
+              {t('usage.transferGiB')}
+            </th>
+          </>
+        }
+      >
+        {rows.map((row) => (
+          <tr
+            key={`${row.memberId}/${row.serviceCd}`}
+            data-testid="invoice-row"
+            data-service-code={row.serviceCd}
+          >
+            <td className="text-nowrap">{row.memberId}</td>
+            <td className="text-nowrap">{row.serviceCd}</td>
+            <td className="text-break">{row.name}</td>
+            <td className="text-end" data-testid="invoice-transfer">
+              {gib.format(row.transferGiB)}
+            </td>
+          </tr>
+        ))}
+      </OrganizationMonthTable>
     </>
   );
 }

@@ -1,15 +1,12 @@
 import { useMemo, useState } from 'react';
-import Alert from 'react-bootstrap/Alert';
-import Card from 'react-bootstrap/Card';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
 import { useAdminStatistics } from '../api/usage-api.ts';
 import { ADMIN_STATISTICS_COLUMNS as COLUMNS, sortRows, type Sort, type SortKey } from '../usage-tables.ts';
-import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
+import { useSelectedMonth } from './month-picker.tsx';
+import { OrganizationMonthTable } from './organization-month-table.tsx';
 
 /** /admin/statistics: every organization's usage in one UTC month, sortable by any column. */
 export function AdminStatisticsPage() {
@@ -33,69 +30,51 @@ export function AdminStatisticsPage() {
   return (
     <>
       <PageHeader title={t('title.adminStatistics')} lead={t('usage.adminStatisticsLead')} />
-      <Card className="shadow-sm border-0">
-        <Card.Header className="bg-body py-2">
-          <MonthPicker value={selected} onChange={select} testId="admin-stats-month" />
-        </Card.Header>
-        {statistics.isPending && <LoadingBlock />}
-        {statistics.isSuccess && rows.length === 0 && (
-          <Card.Body>
-            <Alert variant="secondary" className="mb-0">
-              {t('usage.noOrganizations')}
-            </Alert>
-          </Card.Body>
-        )}
-        {rows.length > 0 && (
-          <Table responsive hover className="mb-0 align-middle" data-testid="admin-stats-table">
-            <thead className="table-light">
-              <tr>
-                {COLUMNS.map((column) => {
-                  const active = sort.key === column.key;
-                  return (
-                    <th
-                      key={column.key}
-                      scope="col"
-                      className={column.numeric ? 'text-end' : undefined}
-                      aria-sort={active ? (sort.descending ? 'descending' : 'ascending') : 'none'}
-                    >
-                      <button
-                        type="button"
-                        className="btn btn-link p-0 fw-semibold text-reset text-decoration-none text-nowrap"
-                        onClick={() => sortBy(column.key, column.numeric)}
-                        data-testid={`admin-stats-sort-${column.key}`}
-                      >
-                        {t(column.labelKey)}
-                        <span className="ms-1 text-body-secondary" aria-hidden="true">
-                          {active ? (sort.descending ? '▼' : '▲') : '⇅'}
-                        </span>
-                      </button>
-                    </th>
-                  );
-                })}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr
-                  key={row.organizationID}
-                  data-testid="admin-stats-row"
-                  data-service-code={row.serviceCode}
-                >
-                  <td className="text-nowrap">{row.memberCode}</td>
-                  <td className="text-nowrap">{row.serviceCode}</td>
-                  <td className="text-break">{row.name}</td>
-                  <td className="text-end" data-testid="admin-stats-requests">
-                    {formatCount(row.requests, language)}
-                  </td>
-                  <td className="text-end" data-testid="admin-stats-outbound">
-                    {formatGiB(row.outboundBytes, language)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </Table>
-        )}
-      </Card>
+      <OrganizationMonthTable
+        month={selected}
+        onMonthChange={select}
+        monthTestId="admin-stats-month"
+        query={statistics}
+        rowCount={rows.length}
+        testId="admin-stats-table"
+        head={COLUMNS.map((column) => {
+          const active = sort.key === column.key;
+          return (
+            <th
+              key={column.key}
+              scope="col"
+              className={column.numeric ? 'text-end' : undefined}
+              aria-sort={active ? (sort.descending ? 'descending' : 'ascending') : 'none'}
+            >
+              <button
+                type="button"
+                className="btn btn-link p-0 fw-semibold text-reset text-decoration-none text-nowrap"
+                onClick={() => sortBy(column.key, column.numeric)}
+                data-testid={`admin-stats-sort-${column.key}`}
+              >
+                {t(column.labelKey)}
+                <span className="ms-1 text-body-secondary" aria-hidden="true">
+                  {active ? (sort.descending ? '▼' : '▲') : '⇅'}
+                </span>
+              </button>
+            </th>
+          );
+        })}
+      >
+        {rows.map((row) => (
+          <tr key={row.organizationID} data-testid="admin-stats-row" data-service-code={row.serviceCode}>
+            <td className="text-nowrap">{row.memberCode}</td>
+            <td className="text-nowrap">{row.serviceCode}</td>
+            <td className="text-break">{row.name}</td>
+            <td className="text-end" data-testid="admin-stats-requests">
+              {formatCount(row.requests, language)}
+            </td>
+            <td className="text-end" data-testid="admin-stats-outbound">
+              {formatGiB(row.outboundBytes, language)}
+            </td>
+          </tr>
+        ))}
+      </OrganizationMonthTable>
     </>
   );
 }

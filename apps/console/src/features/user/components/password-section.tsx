@@ -3,6 +3,7 @@ import Form from 'react-bootstrap/Form';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { loginPassword, operations, type User } from '@ukiyo/contract';
+import { PasswordPairFields } from '../../../components/password-pair-fields.tsx';
 import { SubmitButton } from '../../../components/submit-button.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -10,14 +11,12 @@ import { useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { useUpdatePassword } from '../api/user-api.ts';
 import { SectionCard } from './section-card.tsx';
+import { confirmationMatches } from '../../../lib/password-confirmation.ts';
 
 const schema = operations['user.update_password'].input
   .omit({ userId: true })
   .extend({ confirmation: loginPassword() })
-  .refine((form) => form.newPassword === form.confirmation, {
-    path: ['confirmation'],
-    message: 'validation.notMatch',
-  });
+  .refine(...confirmationMatches('newPassword'));
 
 /** Refusals about the current password belong on its field. */
 const OLD_PASSWORD_CODES = ['wrong old password', 'password too long'];
@@ -62,22 +61,13 @@ export function PasswordSection({ user }: { user: User }) {
           registration={register('oldPassword')}
           error={errors.oldPassword}
         />
-        <TextField
-          id="password-new"
-          label={t('account.newPassword')}
-          type="password"
-          autoComplete="new-password"
-          registration={register('newPassword')}
-          error={errors.newPassword}
+        <PasswordPairFields
+          ids={{ password: 'password-new', confirmation: 'password-confirmation' }}
+          labels={{ password: t('account.newPassword'), confirmation: t('account.newPasswordConfirmation') }}
+          password={register('newPassword')}
+          confirmation={register('confirmation')}
+          errors={{ password: errors.newPassword, confirmation: errors.confirmation }}
           help={t('updatePassword.rules')}
-        />
-        <TextField
-          id="password-confirmation"
-          label={t('account.newPasswordConfirmation')}
-          type="password"
-          autoComplete="new-password"
-          registration={register('confirmation')}
-          error={errors.confirmation}
         />
         <SubmitButton busy={update.isPending} testId="password-submit">
           {t('account.changePassword')}

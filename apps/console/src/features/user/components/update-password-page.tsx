@@ -1,57 +1,27 @@
 import { zodResolver } from '@hookform/resolvers/zod';
-import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import Spinner from 'react-bootstrap/Spinner';
-import { useForm, type FieldError as HookFieldError, type UseFormRegisterReturn } from 'react-hook-form';
+import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useParams } from 'react-router';
 import { loginPassword, operations } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
-import { FieldError } from '../../../components/field-error.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
+import { PasswordPairFields } from '../../../components/password-pair-fields.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { isActivated, useSession } from '../../../lib/session.ts';
 import { useUpdatePassword } from '../api/user-api.ts';
+import { confirmationMatches } from '../../../lib/password-confirmation.ts';
 
 // The operation's own rules for both passwords, plus the confirmation only the form has.
 const schema = operations['user.update_password'].input
   .omit({ userId: true })
   .extend({ confirmation: loginPassword() })
-  .refine((form) => form.newPassword === form.confirmation, {
-    path: ['confirmation'],
-    message: 'validation.notMatch',
-  });
-
-function PasswordField({
-  id,
-  label,
-  autoComplete,
-  error,
-  registration,
-}: {
-  id: string;
-  label: string;
-  autoComplete: string;
-  error: HookFieldError | undefined;
-  registration: UseFormRegisterReturn;
-}) {
-  return (
-    <Form.Group className="mb-3" controlId={id}>
-      <Form.Label>{label}</Form.Label>
-      <Form.Control
-        type="password"
-        autoComplete={autoComplete}
-        isInvalid={!!error}
-        data-testid={id}
-        {...registration}
-      />
-      <FieldError error={error} />
-    </Form.Group>
-  );
-}
+  .refine(...confirmationMatches('newPassword'));
 
 export function UpdatePasswordPage() {
   const { t } = useTranslation();
@@ -93,34 +63,30 @@ export function UpdatePasswordPage() {
             <p className="text-body-secondary small">{t('updatePassword.activationLead')}</p>
           )}
           <Form noValidate onSubmit={(event) => void submit(event)} data-testid="update-password-form">
-            <PasswordField
+            <TextField
               id="old-password"
               label={t('updatePassword.oldPassword')}
+              type="password"
               autoComplete="current-password"
-              error={errors.oldPassword}
               registration={register('oldPassword')}
+              error={errors.oldPassword}
             />
-            <PasswordField
-              id="new-password"
-              label={t('updatePassword.newPassword')}
-              autoComplete="new-password"
-              error={errors.newPassword}
-              registration={register('newPassword')}
-            />
-            <PasswordField
-              id="password-confirmation"
-              label={t('updatePassword.confirmation')}
-              autoComplete="new-password"
-              error={errors.confirmation}
-              registration={register('confirmation')}
+            <PasswordPairFields
+              ids={{ password: 'new-password', confirmation: 'password-confirmation' }}
+              labels={{
+                password: t('updatePassword.newPassword'),
+                confirmation: t('updatePassword.confirmation'),
+              }}
+              password={register('newPassword')}
+              confirmation={register('confirmation')}
+              errors={{ password: errors.newPassword, confirmation: errors.confirmation }}
             />
             <Form.Text as="p" className="mb-4">
               {t('updatePassword.rules')}
             </Form.Text>
-            <Button type="submit" disabled={update.isPending} data-testid="update-password-submit">
-              {update.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+            <SubmitButton busy={update.isPending} testId="update-password-submit">
               {t('updatePassword.submit')}
-            </Button>
+            </SubmitButton>
           </Form>
         </Card.Body>
       </Card>
