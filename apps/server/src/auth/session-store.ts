@@ -41,11 +41,10 @@ export function hashSessionToken(token: string): string {
  * Server-side sessions in the database. The cookie holds a random token; the table holds only
  * its hash. Resolved sessions are kept in memory for a few seconds because every console call
  * needs one; writes made through this store drop the affected entries at once, and other
- * processes see them within CACHE_TTL_MS (or at once through the fan-out of `onInvalidate`).
+ * processes see them within CACHE_TTL_MS.
  */
 export class SessionStore {
   private readonly cache = new Map<string, CachedSession>();
-  private readonly invalidationListeners: ((event: SessionInvalidation) => void)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -136,23 +135,16 @@ export class SessionStore {
   }
 
   /** Drops cached sessions after a change to a user, an organization or one session. */
-  invalidate(event: SessionInvalidation, fromPeer = false): void {
+  invalidate(event: SessionInvalidation): void {
     for (const [hash, entry] of this.cache) {
       if (
         hash === event.sessionHash ||
         (event.userId !== undefined && entry.context.user.id === event.userId) ||
-        (event.organizationId !== undefined && entry.context.organization?.id === event.organizationId) ||
-        event.all
+        (event.organizationId !== undefined && entry.context.organization?.id === event.organizationId)
       ) {
         this.cache.delete(hash);
       }
     }
-    if (!fromPeer) for (const listener of this.invalidationListeners) listener(event);
-  }
-
-  /** Lets a fan-out (Redis) carry invalidations to the other server processes. */
-  onInvalidate(listener: (event: SessionInvalidation) => void): void {
-    this.invalidationListeners.push(listener);
   }
 
   async deleteExpired(): Promise<number> {
@@ -224,5 +216,4 @@ export interface SessionInvalidation {
   sessionHash?: string;
   userId?: number;
   organizationId?: number;
-  all?: boolean;
 }
