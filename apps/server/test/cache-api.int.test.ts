@@ -1,13 +1,17 @@
-import { mkdtempSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ALL_MEMBER_PERMISSIONS, OriginKind, Permission } from '@ukiyo/contract';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../../edge/src/index.ts';
-import { createTenant, createTestUser, loggedIn, testServer, type Client } from './harness.ts';
+import type { Edge } from '../../edge/src/index.ts';
+import {
+  createTenant,
+  createTestUser,
+  loggedIn,
+  testServer,
+  type Client,
+  startImageServer,
+  startTestEdge,
+} from './harness.ts';
 
 // The public cache API and the console's cache operations, over a real edge's cache.
 let edge: Edge;
@@ -50,19 +54,8 @@ async function issueToken(client: Client, permission: number): Promise<string> {
 
 beforeAll(async () => {
   const server = await testServer();
-  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#2e8b57' } })
-    .jpeg()
-    .toBuffer();
-  imageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
-  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
-  edge = await createEdge(
-    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
-    {
-      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-cache-api-')),
-      originPollMs: 60_000,
-      meteringFlushMs: 60_000,
-    },
-  );
+  imageServer = await startImageServer({ width: 640, height: 480 }, '#2e8b57');
+  edge = await startTestEdge(server);
   await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
   baseUrl = await server.withConfig({}, { cacheControl: edge });
 

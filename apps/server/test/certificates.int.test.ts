@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ALL_MEMBER_PERMISSIONS, OriginKind, OriginStatus } from '@ukiyo/contract';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../../edge/src/index.ts';
+import type { Edge } from '../../edge/src/index.ts';
 import {
   createTenant,
   createTestUser,
@@ -18,6 +18,8 @@ import {
   unique,
   type Client,
   type TestServer,
+  startImageServer,
+  startTestEdge,
 } from './harness.ts';
 
 // Certificates are made here with the openssl command (a root, intermediates and leaves signed
@@ -203,19 +205,8 @@ function upload(
 
 beforeAll(async () => {
   server = await testServer();
-  const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#4169e1' } })
-    .jpeg()
-    .toBuffer();
-  imageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
-  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
-  edge = await createEdge(
-    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
-    {
-      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-tls-edge-')),
-      originPollMs: 60_000,
-      meteringFlushMs: 60_000,
-    },
-  );
+  imageServer = await startImageServer({ width: 320, height: 240 }, '#4169e1');
+  edge = await startTestEdge(server);
   await new Promise<void>((resolve) => edge.tlsServer.listen(0, '127.0.0.1', resolve));
 
   domain = `${unique('cdn')}.example.org`;

@@ -3,9 +3,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { API_VERSION } from '@ukiyo/contract';
+import sharp from 'sharp';
 import { inject } from 'vitest';
+import { createEdge, type Edge } from '../../edge/src/index.ts';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { createOrganization, createSakuraAccount } from '../src/db/repositories/organizations.ts';
 import { createUser, setUserRestrictions } from '../src/db/repositories/users.ts';
@@ -164,4 +167,30 @@ export async function loggedIn(baseUrl: string, email: string, password = PASSWO
   const result = await client.login(email, password);
   if (result.status !== 200) throw new Error(`login failed: ${JSON.stringify(result.body)}`);
   return client;
+}
+
+/** A local HTTP origin answering every path with one generated JPEG. */
+export async function startImageServer(
+  size: { width: number; height: number },
+  background: string,
+): Promise<Server> {
+  const photo = await sharp({ create: { ...size, channels: 3, background } })
+    .jpeg()
+    .toBuffer();
+  const imageServer = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo),
+  );
+  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+  return imageServer;
+}
+
+/**
+ * An image edge over the test server's database, allowed to reach loopback origins, with a
+ * cache of its own; polling and metering are left to the test (refreshOrigins, flushUsage).
+ */
+export function startTestEdge(server: TestServer): Promise<Edge> {
+  return createEdge(
+    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
+    { cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-edge-')), originPollMs: 60_000, meteringFlushMs: 60_000 },
+  );
 }

@@ -1,12 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, OriginKind } from '@ukiyo/contract';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../../edge/src/index.ts';
+import type { Edge } from '../../edge/src/index.ts';
 import {
   createTenant,
   createTestUser,
@@ -14,6 +10,8 @@ import {
   testServer,
   type Client,
   type TestServer,
+  startImageServer,
+  startTestEdge,
 } from './harness.ts';
 
 // Usage comes from real requests to a real edge, flushed by its metering into the database.
@@ -42,19 +40,8 @@ function fetchFromEdge(host: string, path: string): Promise<number> {
 
 beforeAll(async () => {
   server = await testServer();
-  const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#3366aa' } })
-    .jpeg()
-    .toBuffer();
-  imageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
-  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
-  edge = await createEdge(
-    { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
-    {
-      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-stats-edge-')),
-      originPollMs: 60_000,
-      meteringFlushMs: 60_000,
-    },
-  );
+  imageServer = await startImageServer({ width: 800, height: 600 }, '#3366aa');
+  edge = await startTestEdge(server);
   await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
 
   const tenant = await createTenant(server.deps);
