@@ -14,7 +14,7 @@ import {
 } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
 import { clientAddress } from './acl.ts';
-import { DiskCache, digest, type VariantMeta } from './cache/disk-cache.ts';
+import { DiskCache, type VariantMeta } from './cache/disk-cache.ts';
 import { SourceCache } from './cache/source-cache.ts';
 import { Coalescer, Semaphore } from './coalesce.ts';
 import type { Metering } from './metering.ts';
@@ -238,8 +238,7 @@ export class EdgeHandler {
     const variantKey = [
       printParams(params, { omitAccess: true }),
       formatClass(params, req.headers.accept),
-      // A changed source (host, bucket, prefix) must not be answered from the old one's variants.
-      digest(JSON.stringify(origin.source)),
+      origin.sourceDigest,
     ].join('|');
     return { origin, params, imagePath, sourcePath, id: DiskCache.idOf(origin.id, imagePath, variantKey) };
   }

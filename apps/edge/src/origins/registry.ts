@@ -4,6 +4,7 @@ import { OriginKind, OriginStatus } from '@ukiyo/contract';
 import { validateRules, type RuleSet } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
 import { Acl } from '../acl.ts';
+import { digest } from '../cache/disk-cache.ts';
 import type { Db, SecretBox } from '../types.ts';
 import type { HttpOriginConfig } from './http.ts';
 import type { S3OriginConfig } from './s3.ts';
@@ -25,6 +26,8 @@ export interface EdgeOrigin {
   ruleSet: RuleSet;
   allowText: boolean;
   source: OriginSource;
+  /** Names the source settings in variant keys: a changed host or bucket never serves old variants. */
+  sourceDigest: string;
   /** The uploaded certificate of the custom domain (`originName`), for HTTPS by SNI. */
   tls: SecureContext | null;
 }
@@ -289,6 +292,7 @@ export class OriginRegistry {
         ruleSet,
         allowText: row.enable_text_overlay,
         source,
+        sourceDigest: digest(JSON.stringify(source)),
         tls,
       },
     };

@@ -1,18 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { tokenDigest } from '../crypto/tokens.ts';
 import { tokenHasPermission } from '@ukiyo/contract';
 import type { Db } from '../db/database.ts';
 
 /** The masked form shown after creation: 12 asterisks and the last 4 characters. */
 export function maskToken(last4: string): string {
   return `${'*'.repeat(12)}${last4}`;
-}
-
-export function newTokenSecret(): string {
-  return randomBytes(30).toString('base64url');
-}
-
-export function tokenSecretHash(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
 }
 
 /** The bearer form customers send: base64 of `{"token": secret}` with the trailing `=` removed. */
@@ -56,7 +48,7 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
       'auth_tokens.permission',
       'organizations.is_live',
     ])
-    .where('auth_tokens.token_hash', '=', tokenSecretHash(secret))
+    .where('auth_tokens.token_hash', '=', tokenDigest(secret))
     .where('auth_tokens.enabled', '=', true)
     .where('auth_tokens.deleted_at', 'is', null)
     .executeTakeFirst();

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 import { findReachableOrganization, type OrganizationRecord } from '../db/repositories/organizations.ts';
 import type { Scope } from '../db/repositories/scope.ts';
@@ -33,10 +33,6 @@ const CACHE_MAX_ENTRIES = 10_000;
 /** last_seen_at is written at most this often, not on every request. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
 /**
  * Server-side sessions in the database. The cookie holds a random token; the table holds only
  * its hash. Resolved sessions are kept in memory for a few seconds because every console call
@@ -59,12 +55,12 @@ export class SessionStore {
     ip: string;
     userAgent: string;
   }): Promise<{ token: string; expiresAt: Date }> {
-    const token = randomBytes(32).toString('base64url');
+    const token = randomToken();
     const expiresAt = new Date(this.now() + this.policy.absoluteMs);
     await this.db
       .insertInto('sessions')
       .values({
-        id_hash: hashSessionToken(token),
+        id_hash: tokenDigest(token),
         user_id: values.userId,
         organization_id: values.organizationId,
         second_factor_pending: values.secondFactorPending,
@@ -78,7 +74,7 @@ export class SessionStore {
 
   async resolve(token: string | undefined): Promise<AuthContext | null> {
     if (!token || token.length > 100) return null;
-    const hash = hashSessionToken(token);
+    const hash = tokenDigest(token);
     const now = this.now();
     let entry = this.cache.get(hash);
     if (!entry || now - entry.loadedAt > CACHE_TTL_MS) {
@@ -105,7 +101,7 @@ export class SessionStore {
   }
 
   async destroy(token: string | undefined): Promise<void> {
-    if (token) await this.destroyByHash(hashSessionToken(token));
+    if (token) await this.destroyByHash(tokenDigest(token));
   }
 
   async setOrganization(context: AuthContext, organizationId: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { ALL_MEMBER_PERMISSIONS, isAdministrator, Permission } from '@ukiyo/contract';
-import { encodeToken, maskToken, newTokenSecret, tokenSecretHash } from '../auth/api-tokens.ts';
+import { encodeToken, maskToken } from '../auth/api-tokens.ts';
+import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 import type { Selectable } from 'kysely';
 import type { AuthTokenTable } from '../db/tables.ts';
@@ -59,12 +60,12 @@ export const tokenHandlers: Handlers = {
         invalids: { 'authToken.permission': ['validation.permissionNotHeld'] },
       });
     }
-    const secret = newTokenSecret();
+    const secret = randomToken();
     const row = await context.deps.db
       .insertInto('auth_tokens')
       .values({
         organization_id: organizationOf(context).id,
-        token_hash: tokenSecretHash(secret),
+        token_hash: tokenDigest(secret),
         token_last4: secret.slice(-4),
         description: authToken.description,
         permission,

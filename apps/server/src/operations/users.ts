@@ -16,17 +16,16 @@ import {
   usersReaching,
 } from '../db/repositories/users.ts';
 import type { UserRow } from '../db/tables.ts';
+import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import { AppError, invalid, uniqueOr } from '../http/app-error.ts';
 import { catalogueMail } from '../mail/mailer.ts';
 import {
   assertFullPermissionUserRemains,
   assertGrantable,
   assertUserLimit,
-  newToken,
   publicUrl,
   RESET_MINUTES,
   prepareActivation,
-  tokenHash,
 } from '../services/accounts.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
 import { presentUser } from './presenters.ts';
@@ -254,7 +253,7 @@ export const userHandlers: Handlers = {
     const user = await db
       .selectFrom('users')
       .selectAll()
-      .where('activation_token_hash', '=', tokenHash(token))
+      .where('activation_token_hash', '=', tokenDigest(token))
       .executeTakeFirst();
     if (!user) throw new AppError('sql: no rows in result set');
     if (user.activated_at !== null) throw new AppError('already activated');
@@ -274,11 +273,11 @@ export const userHandlers: Handlers = {
     await throttle.recordFailure(keys[1]!, LOGIN_PER_IP);
     const user = await findUserByEmail(db, emailAddress);
     if (!user || !user.enabled) return {};
-    const token = newToken();
+    const token = randomToken();
     await db
       .insertInto('password_resets')
       .values({
-        token_hash: tokenHash(token),
+        token_hash: tokenDigest(token),
         user_id: user.id,
         expires_at: new Date(Date.now() + RESET_MINUTES * 60_000),
       })
@@ -308,7 +307,7 @@ export const userHandlers: Handlers = {
         'users.email',
         'users.enabled',
       ])
-      .where('password_resets.token_hash', '=', tokenHash(token))
+      .where('password_resets.token_hash', '=', tokenDigest(token))
       .executeTakeFirst();
     if (!reset || reset.used_at !== null || reset.expires_at.getTime() < Date.now() || !reset.enabled) {
       throw new AppError('not valid user');

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import { ALL_MEMBER_PERMISSIONS, isAdministrator, Permission, planFeatures } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { AuthContext } from '../auth/session-store.ts';
@@ -10,14 +10,6 @@ import type { ServerDeps } from '../operations/context.ts';
 
 export const ACTIVATION_DAYS = 7;
 export const RESET_MINUTES = 60;
-
-export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
-
-export function newToken(): string {
-  return randomBytes(32).toString('base64url');
-}
 
 /** Links in mails use PUBLIC_URL, never the request's Host header (which a caller controls). */
 export function publicUrl(deps: ServerDeps, path: string): string {
@@ -84,11 +76,11 @@ export async function prepareActivation(
   db: Db,
   user: { id: number; email: string },
 ): Promise<Mail> {
-  const token = newToken();
+  const token = randomToken();
   await db
     .updateTable('users')
     .set({
-      activation_token_hash: tokenHash(token),
+      activation_token_hash: tokenDigest(token),
       activation_expires_at: new Date(Date.now() + ACTIVATION_DAYS * 86_400_000),
     })
     .where('id', '=', user.id)
