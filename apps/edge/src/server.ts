@@ -94,7 +94,10 @@ export class EdgeHandler {
       const data = typeof body === 'string' ? Buffer.from(body) : body;
       const bodyless = req.method === 'HEAD' || status === 304;
       bytes = bodyless ? 0 : data.length;
-      res.writeHead(status, status === 304 ? headers : { 'Content-Length': data.length, ...headers });
+      // Public images: any page may read them with fetch() (the preview tester measures bytes,
+      // customers' own scripts do too), not only show them in <img>.
+      const all = { ...CORS_HEADERS, ...headers };
+      res.writeHead(status, status === 304 ? all : { 'Content-Length': data.length, ...all });
       res.end(bodyless ? undefined : data);
     };
     const refuse = (status: number, reason: string) =>
@@ -332,6 +335,7 @@ export class EdgeHandler {
 }
 
 const EMPTY = Buffer.alloc(0);
+const CORS_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' };
 
 const ORIGIN_STATUS: Record<OriginError['kind'], number> = {
   'not-found': 404,
