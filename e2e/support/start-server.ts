@@ -33,7 +33,7 @@ Object.assign(process.env, {
 const config = loadConfig();
 const { deps, database } = await createServerDeps(config);
 await bootstrapAdministrator(deps.db, config);
-await ensureDemoOrganization(deps.db);
+await ensureDemoOrganization(deps.db, config);
 const accountId = await createSakuraAccount(deps.db, {
   memberCode: STATS_ORG.memberCode,
   name: 'E2E Account',

@@ -18,6 +18,15 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
+  /** Tasks waiting for a slot (the queue depth metric). */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  get running(): number {
+    return this.active;
+  }
+
   async use<T>(task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.active++;

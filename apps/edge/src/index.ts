@@ -2,9 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiyo/server';
+import type { Registry } from 'prom-client';
 import { DiskCache } from './cache/disk-cache.ts';
 import { FanOut } from './fanout.ts';
 import { Metering } from './metering.ts';
+import { EdgeMetrics } from './metrics.ts';
 import { HttpFetcher } from './origins/http.ts';
 import { OriginRegistry } from './origins/registry.ts';
 import { S3Fetcher } from './origins/s3.ts';
@@ -12,6 +15,7 @@ import { EdgeHandler } from './server.ts';
 import type { EdgeDeps } from './types.ts';
 
 export type { EdgeDeps } from './types.ts';
+export { CacheRequester, CacheUnreachable, FanOut } from './fanout.ts';
 
 export interface EdgeOptions {
   /** Default `{DATA_DIR}/edge-cache`. */
@@ -29,6 +33,8 @@ export interface EdgeOptions {
   originPollMs: number;
   /** How often usage counters are written; the console sees them within this. */
   meteringFlushMs: number;
+  /** Readiness fails when the cache's disk has less free space than this. */
+  minFreeDiskBytes: number;
 }
 
 export interface Edge {
@@ -47,7 +53,15 @@ export interface Edge {
   refreshOrigins(): Promise<void>;
   /** Writes pending usage now. */
   flushUsage(): Promise<void>;
-  close(): Promise<void>;
+  /** This edge's Prometheus metrics (merged into the process's /metrics by the entry point). */
+  metrics: Registry;
+  /** Readiness checks: cache disk (critical), database and Redis (degraded only). */
+  health: Health;
+  /**
+   * Stops accepting requests, lets those in flight finish for up to `graceMs` (default 0: cut
+   * at once), then writes pending usage and leaves Redis.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 const DEFAULTS: Omit<EdgeOptions, 'cacheDir'> = {
@@ -62,15 +76,22 @@ const DEFAULTS: Omit<EdgeOptions, 'cacheDir'> = {
   transformConcurrency: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
   originPollMs: 1_000,
   meteringFlushMs: 2_000,
+  minFreeDiskBytes: 100 * 1024 ** 2,
 };
 
 export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions> = {}): Promise<Edge> {
+  const { config } = deps;
   const options: EdgeOptions = {
-    cacheDir: join(deps.config.DATA_DIR, 'edge-cache'),
+    cacheDir: join(config.DATA_DIR, 'edge-cache'),
     ...DEFAULTS,
+    ...(config.EDGE_ORIGIN_TIMEOUT_MS ? { originTimeoutMs: config.EDGE_ORIGIN_TIMEOUT_MS } : {}),
+    ...(config.READY_MIN_FREE_MB !== undefined
+      ? { minFreeDiskBytes: config.READY_MIN_FREE_MB * 1024 ** 2 }
+      : {}),
     ...overrides,
   };
-  const log = deps.log.child({ app: 'edge' });
+  // The edge's own process already names itself; the all-in-one one names its parts.
+  const log = deps.log.bindings().app === 'edge' ? deps.log : deps.log.child({ app: 'edge' });
   const cache = new DiskCache({
     dir: options.cacheDir,
     maxBytes: options.cacheMaxBytes,
@@ -91,13 +112,26 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       fanOut?.publishOriginsChanged().catch((error: unknown) => log.warn({ err: error }, 'fan-out failed'));
     },
   });
-  const handler = new EdgeHandler({
+  const metrics: EdgeMetrics = new EdgeMetrics({
+    queueDepth: () => handler.transformQueue.queued,
+    activeTransforms: () => handler.transformQueue.running,
+    cacheSize: () => cache.size,
+    redisConnected: () => (fanOut?.connected ? 1 : 0),
+  });
+  const health = new Health({
+    cache: diskCheck(options.cacheDir, options.minFreeDiskBytes),
+    // The edge serves from its loaded origins and its cache while these are away.
+    database: databaseCheck(deps.db, false),
+  });
+  const handler: EdgeHandler = new EdgeHandler({
     registry,
     cache,
     http,
     s3,
     metering,
     log,
+    metrics,
+    probe: (path) => health.probe(path),
     trustProxy: deps.config.TRUST_PROXY,
     limits: {
       maxInputPixels: options.maxInputPixels,
@@ -110,14 +144,28 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       deps.config.REDIS_URL,
       {
         purge: (originId, imagePath) => {
+          metrics.purges.inc({ source: 'edge' });
           handler.forgetSources(originId);
           return cache.purge(originId, imagePath);
         },
         originsChanged: () => registry.refresh(),
+        cache: async (originId, url, remove) => {
+          if (remove) metrics.purges.inc({ source: 'server' });
+          return (await handler.variantUrls(originId, url, remove))?.urls ?? [];
+        },
       },
       log,
     );
-    await fanOut.start();
+    const redis = fanOut;
+    health.add(
+      'redis',
+      redisCheck(() => redis.ping()),
+    );
+    // Redis down at start must not keep the edge from serving: ioredis subscribes once it can.
+    const subscribed = fanOut
+      .start()
+      .catch((error: unknown) => log.warn({ err: error }, 'redis subscribe failed'));
+    await Promise.race([subscribed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   }
   await registry.start(options.originPollMs);
   metering.start(options.meteringFlushMs);
@@ -147,7 +195,13 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
 
   const variants = async (originId: number, url: string, remove: boolean) => {
     const found = await handler.variantUrls(originId, url, remove);
-    if (found && remove) await fanOut?.publishPurge(originId, found.imagePath);
+    if (found && remove) {
+      metrics.purges.inc({ source: 'local' });
+      // This edge's copy is gone either way; the others hear of it only through Redis.
+      await fanOut
+        ?.publishPurge(originId, found.imagePath)
+        .catch((error: unknown) => log.warn({ err: error }, 'purge fan-out failed'));
+    }
     return found?.urls ?? [];
   };
   return {
@@ -157,18 +211,12 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     lookup: (originId, url) => variants(originId, url, false),
     refreshOrigins: () => registry.refresh(),
     flushUsage: () => metering.flush(),
-    async close() {
+    metrics: metrics.registry,
+    health,
+    async close({ graceMs = 0 } = {}) {
+      health.shuttingDown = true;
+      await Promise.all([server, tlsServer].map((listening) => drainServer(listening, graceMs)));
       registry.stop();
-      await Promise.all(
-        [server, tlsServer].map(
-          (listening) =>
-            new Promise<void>((resolve) => {
-              if (!listening.listening) return resolve();
-              listening.close(() => resolve());
-              listening.closeAllConnections();
-            }),
-        ),
-      );
       await metering.stop();
       http.close();
       s3.close();

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   applyRules,
@@ -17,6 +17,7 @@ import { clientAddress } from './acl.ts';
 import { DiskCache, type VariantMeta } from './cache/disk-cache.ts';
 import { SourceCache } from './cache/source-cache.ts';
 import { Coalescer, Semaphore } from './coalesce.ts';
+import type { EdgeMetrics } from './metrics.ts';
 import type { Metering } from './metering.ts';
 import { OriginError, type FetchedImage } from './origins/errors.ts';
 import type { HttpFetcher } from './origins/http.ts';
@@ -79,13 +80,26 @@ export class EdgeHandler {
       log: Logger;
       trustProxy: boolean;
       limits: PipelineLimits;
+      metrics: EdgeMetrics;
+      /** Answers /healthz and /readyz on a Host that is no origin's (load balancer probes). */
+      probe?: (path: string) => Promise<{ status: number; body: unknown }>;
     },
   ) {
     this.transforms = new Semaphore(deps.limits.transformConcurrency);
   }
 
+  /** Transforms waiting for a slot, and running. */
+  get transformQueue(): { queued: number; running: number } {
+    return { queued: this.transforms.queued, running: this.transforms.running };
+  }
+
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
     const started = process.hrtime.bigint();
+    // The caller's (a proxy's) id when it looks like one, else ours: one id across the logs.
+    const incomingId = req.headers['x-request-id'];
+    const requestId =
+      typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
     let originId: number | null = null;
     let organizationId = 0;
     let bytes = 0;
@@ -109,10 +123,13 @@ export class EdgeHandler {
 
     res.on('finish', () => {
       if (originId !== null) this.deps.metering.record(originId, organizationId, bytes);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      this.deps.metrics.requests.inc({ status: res.statusCode, cache: cacheStatus });
+      this.deps.metrics.duration.observe({ cache: cacheStatus }, ms / 1000);
       if (this.deps.log.isLevelEnabled('info')) {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
         this.deps.log.info(
           {
+            reqId: requestId,
             method: req.method,
             host: req.headers.host,
             url: req.url,
@@ -127,19 +144,41 @@ export class EdgeHandler {
       }
     });
 
+    const probe = this.deps.probe;
+    if (probe && (req.url === '/healthz' || req.url === '/readyz')) {
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+      if (!this.deps.registry.forHost(host)) {
+        probe(req.url)
+          .then(({ status, body }) =>
+            send(
+              status,
+              { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+              JSON.stringify(body),
+            ),
+          )
+          .catch(() => refuse(500, 'internal error'));
+        return;
+      }
+    }
+
     this.serve(req, (origin) => {
       originId = origin.id;
       organizationId = origin.organizationId;
     })
       .then(({ variant, hit, resolved }) => {
         cacheStatus = variant.stale ? 'STALE' : hit ? 'HIT' : 'MISS';
+        if (hit) this.deps.metrics.cacheHits.inc();
+        else this.deps.metrics.cacheMisses.inc();
         this.answer(req, send, variant, resolved, cacheStatus);
       })
       .catch((error: unknown) => {
         if (error instanceof Refusal) return refuse(error.status, error.message);
         if (error instanceof ImagingError) return refuse(error.status, error.message);
         if (error instanceof OriginError) return refuse(ORIGIN_STATUS[error.kind], error.message);
-        this.deps.log.error({ err: error, url: req.url, host: req.headers.host }, 'edge request failed');
+        this.deps.log.error(
+          { err: error, reqId: requestId, url: req.url, host: req.headers.host },
+          'edge request failed',
+        );
         if (res.headersSent) res.destroy();
         else refuse(500, 'internal error');
       });
@@ -250,16 +289,21 @@ export class EdgeHandler {
     const { origin, params } = resolved;
     return this.variants.run(resolved.id, async () => {
       const source = await this.fetchSource(origin, resolved.sourcePath);
-      const result = await this.transforms.use(() =>
-        transform({
-          source: source.data,
-          params,
-          accept,
-          loadOverlay: async (path) => (await this.fetchSource(origin, path)).data,
-          allowText: origin.allowText,
-          limits: this.deps.limits,
-        }),
-      );
+      const result = await this.transforms.use(async () => {
+        const stop = this.deps.metrics.transform.startTimer();
+        try {
+          return await transform({
+            source: source.data,
+            params,
+            accept,
+            loadOverlay: async (path) => (await this.fetchSource(origin, path)).data,
+            allowText: origin.allowText,
+            limits: this.deps.limits,
+          });
+        } finally {
+          stop();
+        }
+      });
       const now = Date.now();
       const policy = cachePolicy({
         now: new Date(now),
@@ -289,10 +333,18 @@ export class EdgeHandler {
     const held = this.recentSources.get(key);
     if (held) return held;
     return this.sources.run(key, async () => {
-      const image =
-        source.kind === 'http'
-          ? await this.deps.http.fetch(source.config, path)
-          : await this.deps.s3.fetch(source.config, path);
+      const stop = this.deps.metrics.originFetch.startTimer({ kind: source.kind });
+      let image: FetchedImage;
+      try {
+        image =
+          source.kind === 'http'
+            ? await this.deps.http.fetch(source.config, path)
+            : await this.deps.s3.fetch(source.config, path);
+        stop({ outcome: 'ok' });
+      } catch (error) {
+        stop({ outcome: error instanceof OriginError ? error.kind : 'error' });
+        throw error;
+      }
       const { maxAge } = cachePolicy({
         now: new Date(),
         defaultCacheSeconds: origin.defaultCache,
@@ -335,6 +387,7 @@ export class EdgeHandler {
 }
 
 const EMPTY = Buffer.alloc(0);
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CORS_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' };
 
 const ORIGIN_STATUS: Record<OriginError['kind'], number> = {

@@ -19,7 +19,17 @@ const ConfigSchema = z.object({
   /** HTTPS image delivery for custom domains with an uploaded certificate (chosen by SNI). */
   EDGE_TLS_PORT: port(8443),
   EDGE_DOMAIN: z.string().min(1).default('img.localhost'),
+  /**
+   * How clients reach the edge, `{host}` standing for an origin's host name, e.g.
+   * `https://{host}` behind a TLS proxy. Unset: `http://{host}:{EDGE_PORT}`.
+   */
+  EDGE_PUBLIC_URL: z
+    .string()
+    .optional()
+    .refine((value) => !value || value.includes('{host}'), 'must contain {host}'),
   LIVE_PORT: port(8082),
+  /** The live server's public address for the URLs it reports (playlists); unset: http://localhost:{LIVE_PORT}. */
+  LIVE_PUBLIC_URL: optionalUrl,
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,
@@ -42,6 +52,18 @@ const ConfigSchema = z.object({
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(120),
   SESSION_ABSOLUTE_HOURS: z.coerce.number().int().min(1).default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Per process: GET /metrics (Prometheus), /healthz, /readyz. Keep it off the public network. */
+  METRICS_PORT: port(9464),
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(600).default(20),
+  /** /readyz fails when DATA_DIR (and the edge cache) has less free disk than this. */
+  READY_MIN_FREE_MB: z.coerce.number().int().min(0).default(100),
+  /** The edge's limit on one origin fetch; past it a stale copy is served, else 504. */
+  EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Successful public API calls per token and minute; past it 429 until the minute ends. */
+  PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** How long a console server waits for every edge to answer a cache call over Redis. */
+  CACHE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
 });
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string };

@@ -1,21 +1,19 @@
-import { fileURLToPath } from 'node:url';
-import { serve } from '@hono/node-server';
+// The all-in-one process `npm start` runs: console server on PORT and image edge on EDGE_PORT
+// (live on LIVE_PORT once it exists) over one database, with metrics and probes on
+// METRICS_PORT. The fleet runs the same parts alone: main-server.ts, apps/edge/src/main.ts.
 import { createEdge } from '@ukiyo/edge';
-import {
-  bootstrapAdministrator,
-  createServerApp,
-  createServerDeps,
-  ensureDemoOrganization,
-  loadConfig,
-} from './index.ts';
-
-const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url));
-const SESSION_SWEEP_MS = 10 * 60_000;
+import { Registry } from 'prom-client';
+import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
+import { drainServer } from './http/drain.ts';
+import { Health } from './http/health.ts';
+import { bootstrapAdministrator, createServerDeps, ensureDemoOrganization, loadConfig } from './index.ts';
+import { onShutdown, processRegistry, startOps } from './process.ts';
 
 const config = loadConfig();
 const { deps, database } = await createServerDeps(config);
 const admin = await bootstrapAdministrator(deps.db, config);
-if (config.DEMO) await ensureDemoOrganization(deps.db);
+if (config.DEMO) await ensureDemoOrganization(deps.db, config);
+const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
 
 // The edge first: the console's cache screen and the public cache API reach its cache.
 const edge = await createEdge(deps);
@@ -27,38 +25,49 @@ edge.tlsServer.listen(config.EDGE_TLS_PORT, config.HOST, () => {
   console.log(`Ukiyo image edge (HTTPS, custom domains): https://{custom domain}:${config.EDGE_TLS_PORT}/`);
 });
 
-const app = createServerApp(deps, { consoleDist: CONSOLE_DIST });
-const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
-  const url = config.PUBLIC_URL ?? `http://localhost:${info.port}/`;
-  const lines = [
-    `Ukiyo console: ${url}`,
-    `  database: ${database.kind === 'pglite' ? `embedded (${config.DATA_DIR})` : 'PostgreSQL'}`,
-  ];
-  if (admin?.generatedPassword) {
-    lines.push(
-      `  first administrator: ${admin.email}`,
-      `  password (shown once): ${admin.generatedPassword}`,
-    );
-  } else if (admin) {
-    lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
-  }
-  console.log(lines.join('\n'));
-});
+// Live streaming goes here once apps/live exists:
+//   const live = await createLive(deps);
+//   live.server.listen(config.LIVE_PORT, config.HOST);
+// with `() => live.close()` added to the shutdown steps below and its registry merged.
 
-const sweep = setInterval(() => {
-  deps.sessions
-    .deleteExpired()
-    .catch((error: unknown) => deps.log.warn({ err: error }, 'session sweep failed'));
-}, SESSION_SWEEP_MS);
-sweep.unref();
+const registry = Registry.merge([processRegistry('all-in-one'), edge.metrics]);
+// Readiness of the whole process: the console's checks and the edge's.
+const health = new Health().include('edge', edge.health);
+const consoleServer = startConsoleServer(
+  deps,
+  database,
+  {
+    registry,
+    health,
+    // The edge in this process loads an origin edit at once (and tells other edges over Redis).
+    afterOperation: (name) => {
+      if (ORIGIN_CHANGES.test(name))
+        edge
+          .refreshOrigins()
+          .catch((error: unknown) => deps.log.warn({ err: error }, 'origin reload failed'));
+    },
+  },
+  (port) => {
+    const lines = consoleBanner(config, port, database);
+    if (admin?.generatedPassword) {
+      lines.push(
+        `  first administrator: ${admin.email}`,
+        `  password (shown once): ${admin.generatedPassword}`,
+      );
+    } else if (admin) {
+      lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
+    }
+    console.log(lines.join('\n'));
+  },
+);
+const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
+deps.log.info({ port: ops.port }, 'metrics and probes listening');
 
-async function shutdown(signal: string) {
-  deps.log.info({ signal }, 'shutting down');
-  clearInterval(sweep);
-  server.close();
-  await edge.close();
-  await database.close();
-  process.exit(0);
-}
-process.once('SIGINT', () => void shutdown('SIGINT'));
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
+onShutdown(deps.log, health, graceMs, [
+  async () => {
+    consoleServer.stop();
+    await Promise.all([drainServer(consoleServer.server, graceMs), edge.close({ graceMs })]);
+  },
+  () => drainServer(ops.server, 0),
+  () => database.close(),
+]);

@@ -106,10 +106,19 @@ export const Origin = z.object({
   overridableParameters: z.string(),
   acl: Acl,
   config: z.union([HttpConfig, S3Config, z.object({})]),
+  /** Where the edge serves this origin's images: its generated name on the edge's public address. */
+  deliveryUrl: z.string(),
 });
 export type Origin = z.infer<typeof Origin>;
 
-export const OriginMinimum = Origin.pick({ originID: true, name: true, originName: true, kind: true });
+export const OriginMinimum = Origin.pick({
+  originID: true,
+  name: true,
+  originName: true,
+  kind: true,
+  enableSignedUrl: true,
+  deliveryUrl: true,
+});
 
 export const Usage = z.object({ requests: z.number(), outboundBytes: z.number() });
 
@@ -133,6 +142,15 @@ export const Channel = z.object({
   status: z.enum(['normal', 'deleting']),
   settings: z.record(z.string(), z.unknown()),
   liveParams: z.record(z.string(), z.unknown()),
+});
+
+/** Live usage over a period: WebRTC ingest and HLS delivery. */
+export const LiveUsage = z.object({
+  connectedSeconds: z.number(),
+  maxConcurrent: z.number(),
+  bytesIn: z.number(),
+  hlsRequests: z.number(),
+  hlsBytesOut: z.number(),
 });
 
 export const AuditEntry = z.object({

@@ -1,5 +1,6 @@
 export * from './entities.ts';
 export * from './errors.ts';
+export * from './live-api.ts';
 export * from './messages.ts';
 export * from './operation.ts';
 export * from './operations/index.ts';
@@ -13,6 +14,7 @@ export { NewUserInput, OrganizationInput } from './operations/organization.ts';
 export * from './permissions.ts';
 export * from './plans.ts';
 export * from './public-api.ts';
+export * from './samples.ts';
 export * from './validation.ts';
 
 /** The ui-api version the server answers (console-spec section 9). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Invalids } from './errors.ts';
 import { messageRef } from './messages.ts';
 
 /**
@@ -73,3 +74,17 @@ export const isoDateTime = () => z.iso.datetime({ offset: true, error: 'validati
 
 /** Input for operations that take nothing: an empty object (extra keys are ignored). */
 export const empty = () => z.object({}).default({});
+
+const MESSAGE_REF = /^(validation|error|limit)\.[A-Za-z]+(\|.*)?$/;
+
+/** zod issues to `invalids`: dot-joined field paths; the form's own root error is `root`. */
+export function invalidsOf(error: z.ZodError): Invalids {
+  const invalids: Invalids = {};
+  for (const issue of error.issues) {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'root';
+    const message = MESSAGE_REF.test(issue.message) ? issue.message : 'validation.invalid';
+    const list = (invalids[field] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  return invalids;
+}

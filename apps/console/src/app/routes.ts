@@ -93,6 +93,36 @@ const adminInvoices: PageModule = () =>
   import('../features/usage/components/admin-invoices-page.tsx').then((m) => ({
     Component: m.AdminInvoicesPage,
   }));
+const originIndex: PageModule = () =>
+  import('../features/origin/components/origin-index-page.tsx').then((m) => ({
+    Component: m.OriginIndexPage,
+  }));
+const originCreate: PageModule = () =>
+  import('../features/origin/components/origin-edit-pages.tsx').then((m) => ({
+    Component: m.OriginCreatePage,
+  }));
+const originCopy: PageModule = () =>
+  import('../features/origin/components/origin-edit-pages.tsx').then((m) => ({
+    Component: m.OriginCopyPage,
+  }));
+const originUpdate: PageModule = () =>
+  import('../features/origin/components/origin-edit-pages.tsx').then((m) => ({
+    Component: m.OriginUpdatePage,
+  }));
+const originCert: PageModule = () =>
+  import('../features/origin/components/origin-cert-page.tsx').then((m) => ({ Component: m.OriginCertPage }));
+const originDestroy: PageModule = () =>
+  import('../features/origin/components/origin-destroy-page.tsx').then((m) => ({
+    Component: m.OriginDestroyPage,
+  }));
+const cache: PageModule = () =>
+  import('../features/cache/components/cache-page.tsx').then((m) => ({ Component: m.CachePage }));
+const preview: PageModule = () =>
+  import('../features/preview/components/preview-page.tsx').then((m) => ({ Component: m.PreviewPage }));
+const previewGuest: PageModule = () =>
+  import('../features/preview/components/preview-guest-page.tsx').then((m) => ({
+    Component: m.PreviewGuestPage,
+  }));
 const notFound: PageModule = () =>
   import('../features/errors/components/not-found-page.tsx').then((m) => ({ Component: m.NotFoundPage }));
 const unsupported: PageModule = () =>
@@ -114,37 +144,37 @@ const MEMBERS: RouteGuard = { access: 'organization', permission: Permission.mem
 export const routes = {
   home: { pattern: '/', guard: { access: 'organization', home: true }, titleKey: 'title.home' },
   dashboard: { pattern: '/dashboard', guard: ORGANIZATION, titleKey: 'title.dashboard', page: dashboard },
-  originIndex: { pattern: '/origin/index', guard: ORIGINS, titleKey: 'title.originIndex', page: titleOnly },
+  originIndex: { pattern: '/origin/index', guard: ORIGINS, titleKey: 'title.originIndex', page: originIndex },
   originCreate: {
     pattern: '/origin/create',
     guard: ORIGINS,
     titleKey: 'title.originCreate',
-    page: titleOnly,
+    page: originCreate,
   },
   originCopy: {
     pattern: '/origin/copy/:copyId',
     guard: ORIGINS,
     titleKey: 'title.originCopy',
-    page: titleOnly,
+    page: originCopy,
   },
   originUpdate: {
     pattern: '/origin/:id/update',
     guard: ORIGINS,
     titleKey: 'title.originUpdate',
-    page: titleOnly,
+    page: originUpdate,
   },
-  originCert: { pattern: '/origin/:id/cert', guard: ORIGINS, titleKey: 'title.originCert', page: titleOnly },
+  originCert: { pattern: '/origin/:id/cert', guard: ORIGINS, titleKey: 'title.originCert', page: originCert },
   originDestroy: {
     pattern: '/origin/:id/destroy',
     guard: ORIGINS,
     titleKey: 'title.originDestroy',
-    page: titleOnly,
+    page: originDestroy,
   },
   cache: {
     pattern: '/cache',
     guard: { access: 'organization', permission: Permission.cache },
     titleKey: 'title.cache',
-    page: titleOnly,
+    page: cache,
   },
   liveStreaming: {
     pattern: '/livestreaming/',
@@ -169,7 +199,7 @@ export const routes = {
     pattern: '/preview',
     guard: { access: 'organization', organizationKind: 'image' },
     titleKey: 'title.preview',
-    page: titleOnly,
+    page: preview,
   },
   plan: {
     pattern: '/plan/',
@@ -235,7 +265,12 @@ export const routes = {
   login: { pattern: '/auth/login', guard: { access: 'guest' }, titleKey: 'title.login', page: login },
   activate: { pattern: '/activate/:token', guard: PUBLIC, titleKey: 'title.activate', page: activate },
   forget: { pattern: '/forget/', guard: PUBLIC, titleKey: 'title.forget', page: forget },
-  previewGuest: { pattern: '/preview-guest', guard: PUBLIC, titleKey: 'title.previewGuest', page: titleOnly },
+  previewGuest: {
+    pattern: '/preview-guest',
+    guard: PUBLIC,
+    titleKey: 'title.previewGuest',
+    page: previewGuest,
+  },
   docs: { pattern: '/docs/*', guard: PUBLIC, titleKey: 'title.docs', page: docs },
   status: { pattern: '/status', guard: PUBLIC, titleKey: 'title.status', page: status },
   unsupported: { pattern: '/unsupported', guard: PUBLIC, titleKey: 'title.unsupported', page: unsupported },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,34 @@ const meta = (url: string): VariantMeta => ({
 });
 
 describe('DiskCache', () => {
+  it('keeps no torn entry when a write was cut at any step (killed process)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
+    const cache = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
+    await cache.init();
+    const whole = DiskCache.idOf(3, '/a.jpg', 'whole');
+    const dataOnly = DiskCache.idOf(3, '/a.jpg', 'data-only');
+    const rewritten = DiskCache.idOf(3, '/a.jpg', 'rewritten');
+    await cache.put(whole, meta('whole'), Buffer.from('whole'));
+    await cache.put(rewritten, meta('old'), Buffer.from('old bytes'));
+    // What put() leaves when killed between its steps: a temporary file, data whose meta
+    // was never renamed into place (first write, or a rewrite whose old meta was removed),
+    // and, as a defence, a meta whose recorded size does not match its data.
+    const directory = join(dir, whole.slice(0, whole.lastIndexOf('/')));
+    writeFileSync(join(directory, '.tmp-cut'), 'partial');
+    writeFileSync(join(dir, dataOnly), 'no meta');
+    unlinkSync(join(dir, `${rewritten}.json`));
+    writeFileSync(join(dir, `${rewritten}.tmp`), 'new bytes, longer');
+    renameSync(join(dir, `${rewritten}.tmp`), join(dir, rewritten));
+    const sizeLie = DiskCache.idOf(3, '/a.jpg', 'size-lie');
+    writeFileSync(join(dir, sizeLie), 'short');
+    writeFileSync(join(dir, `${sizeLie}.json`), JSON.stringify({ ...meta('lie'), size: 999 }));
+
+    const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
+    await reopened.init();
+    expect(reopened.entriesOf(3, '/a.jpg').map((entry) => entry.url)).toEqual(['whole']);
+    expect(readdirSync(directory).sort()).toEqual([whole.split('/')[2], `${whole.split('/')[2]}.json`].sort());
+  });
+
   it('survives a restart, groups variants by image and purges them together', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
     const cache = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });

@@ -13,6 +13,9 @@ export interface VariantMeta {
   freshUntil: number;
 }
 
+/** The meta as written next to the data. */
+type StoredMeta = VariantMeta & { size?: number };
+
 export interface CacheEntry extends VariantMeta {
   id: string;
   size: number;
@@ -35,9 +38,11 @@ export function digest(value: string): string {
 /**
  * Variants on disk as `{dir}/{originId}/{hash(image path)}/{hash(variant key)}` (data) plus
  * `.json` (meta): every variant of one source image shares a directory, so a purge is one
- * directory removal. Files are written under a temporary name and renamed into place, data
- * before meta, so a crash never leaves a meta pointing at a partial file. The index lives in
- * memory (a Map in least-recently-used order) and is rebuilt from the metas at start.
+ * directory removal. Files are written under a temporary name and renamed into place: the old
+ * meta removed first, then data, then meta, so a process killed at any point leaves either a
+ * whole entry or data without a meta, which start-up deletes (with leftover temporary files),
+ * never a meta describing other bytes. The meta records the data's size, checked at start.
+ * The index lives in memory (a Map in least-recently-used order) and is rebuilt from the metas.
  */
 export class DiskCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -60,8 +65,11 @@ export class DiskCache {
     for (const origin of await readdir(this.options.dir)) {
       for (const image of await readdir(join(this.options.dir, origin)).catch(() => [])) {
         const directory = join(this.options.dir, origin, image);
-        for (const file of await readdir(directory).catch(() => [])) {
-          if (file.startsWith('.tmp-')) {
+        const files = await readdir(directory).catch(() => [] as string[]);
+        const names = new Set(files);
+        for (const file of files) {
+          // Leftovers of a write cut short: temporary files, data whose meta never landed.
+          if (file.startsWith('.tmp-') || (!file.endsWith('.json') && !names.has(`${file}.json`))) {
             await unlink(join(directory, file)).catch(() => {});
             continue;
           }
@@ -70,8 +78,10 @@ export class DiskCache {
           try {
             const meta = JSON.parse(
               await readFile(join(this.options.dir, `${id}.json`), 'utf8'),
-            ) as VariantMeta;
+            ) as StoredMeta;
             const { size } = await stat(join(this.options.dir, id));
+            if (meta.size !== undefined && meta.size !== size) throw new Error('size mismatch');
+            delete meta.size;
             this.entries.set(id, { ...meta, id, size });
             this.diskBytes += size;
           } catch {
@@ -111,10 +121,12 @@ export class DiskCache {
     const dataTmp = join(directory, `.tmp-${suffix}`);
     const metaTmp = join(directory, `.tmp-${suffix}.json`);
     await writeFile(dataTmp, data);
-    await writeFile(metaTmp, JSON.stringify(meta));
+    await writeFile(metaTmp, JSON.stringify({ ...meta, size: data.length } satisfies StoredMeta));
+    // Out of the index first: no reader pairs the old meta with the new bytes meanwhile.
+    this.drop(id);
+    await unlink(`${path}.json`).catch(() => {});
     await rename(dataTmp, path);
     await rename(metaTmp, `${path}.json`);
-    this.drop(id);
     const entry: CacheEntry = { ...meta, id, size: data.length };
     this.entries.set(id, entry);
     this.diskBytes += data.length;

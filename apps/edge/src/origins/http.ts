@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { OriginError, readLimited, type FetchedImage, type OriginLimits } from './errors.ts';
+import { fetchSample, isSampleHost } from './samples.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
 
 export interface HttpOriginConfig {
@@ -34,6 +35,7 @@ export class HttpFetcher {
 
   /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
   async fetch(config: HttpOriginConfig, path: string): Promise<FetchedImage> {
+    if (isSampleHost(config.host)) return fetchSample(path);
     const prefix = config.pathPrefix ? `/${config.pathPrefix.replace(/\/+$/, '')}` : '';
     let url = new URL(`${config.scheme}://${config.host}${encodePath(prefix + path)}`);
     let hostHeader: string | undefined = config.rewriteHost || undefined;

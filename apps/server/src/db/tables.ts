@@ -168,6 +168,13 @@ export interface ChannelTable {
   event_webhook_url: Generated<string>;
   created_at: Generated<Date>;
   deleted_at: NullableTimestamp;
+  /** Names the channel's HLS key in EXT-X-KEY URIs and GetEncryptKey. */
+  kid: string | null;
+  active_connections: Generated<number>;
+  connection_id: string | null;
+  playlist_url: string | null;
+  /** Refreshed by the process holding the publisher; an old one frees the channel. */
+  heartbeat_at: NullableTimestamp;
 }
 
 export interface ArchiveDestinationTable {

@@ -8,22 +8,49 @@ import {
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
+import type { ThrottleRule } from '../auth/throttle.ts';
 import type { ServerDeps } from '../operations/context.ts';
 import { originOfUrl } from '../services/cache.ts';
+import { clientAddress } from './request.ts';
 
 type PublicEnv = { Variables: { principal: TokenPrincipal } };
+
+/** Guessing tokens: wrong or missing bearer tokens per client address. */
+export const PUBLIC_API_BAD_TOKEN_PER_IP: ThrottleRule = {
+  limit: 20,
+  windowMs: 15 * 60_000,
+  lockMs: 15 * 60_000,
+};
 
 /**
  * Bearer-token authentication for the public APIs (cache, live): an encoded API token of the
  * organization, holding `permission`. Failures answer `{ok: false, error}` with 401 or 403.
+ * Rate limits through the shared throttle table (so they hold across server processes): a
+ * client address that sent too many bad tokens, or a token past PUBLIC_API_RATE_PER_MINUTE
+ * calls this minute, gets 429 with Retry-After.
  */
 export function bearerAuth(deps: ServerDeps, permission: number): MiddlewareHandler<PublicEnv> {
+  const perToken: ThrottleRule = {
+    limit: deps.config.PUBLIC_API_RATE_PER_MINUTE,
+    windowMs: 60_000,
+    lockMs: 60_000,
+  };
+  const tooMany = (c: Context, retryAfterMs: number) => {
+    c.header('Retry-After', String(Math.ceil(retryAfterMs / 1000)));
+    return c.json({ ok: false, error: 'too many requests' }, 429);
+  };
   return async (c, next) => {
+    const ipKey = `api:ip:${clientAddress(c, deps.config)}`;
+    if (await deps.throttle.isLocked([ipKey])) return tooMany(c, PUBLIC_API_BAD_TOKEN_PER_IP.lockMs);
     const principal = await resolveBearer(deps.db, c.req.header('authorization'));
     if (!principal) {
+      await deps.throttle.recordFailure(ipKey, PUBLIC_API_BAD_TOKEN_PER_IP);
       c.header('WWW-Authenticate', 'Bearer');
       return c.json({ ok: false, error: 'invalid or missing API token' }, 401);
     }
+    const tokenKey = `api:token:${principal.tokenId}`;
+    if (await deps.throttle.isLocked([tokenKey])) return tooMany(c, perToken.lockMs);
+    await deps.throttle.recordFailure(tokenKey, perToken);
     if (!principalHolds(principal, permission)) {
       return c.json({ ok: false, error: 'the API token lacks the permission for this call' }, 403);
     }
@@ -52,9 +79,16 @@ async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boo
   }
   if (!deps.cacheControl)
     return c.json({ ok: false, error: 'the image cache cannot be reached', urls: [] }, 503);
-  const urls = remove
-    ? await deps.cacheControl.purge(originId, url)
-    : await deps.cacheControl.lookup(originId, url);
+  let urls: string[];
+  try {
+    urls = remove
+      ? await deps.cacheControl.purge(originId, url)
+      : await deps.cacheControl.lookup(originId, url);
+  } catch (error) {
+    // Redis or an edge away (fleet): the caller retries; nothing was half done on our side.
+    deps.log.warn({ err: error, reqId: c.get('requestId') }, 'cache call failed');
+    return c.json({ ok: false, error: 'the image cache cannot be reached', urls: [] }, 503);
+  }
   return c.json(PublicCacheResponse.parse({ ok: true, urls }));
 }
 
@@ -69,6 +103,11 @@ export function openApiDocument() {
     },
     '403': {
       description: 'The token lacks the permission',
+      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
+    },
+    '429': {
+      description:
+        'Too many calls with this token, or too many bad tokens from this address (see Retry-After)',
       content: { 'application/json': { schema: schema(PublicErrorResponse) } },
     },
   };

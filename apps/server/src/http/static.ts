@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import type { Hono } from 'hono';
+import { inlineScriptHashes } from './security.ts';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -57,12 +58,13 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 /**
  * The built console, held in memory (it is small and changes only with a deploy). index.html
  * answers `If-Match` with 412 when the deployed version differs: the console's version check.
- * Any other path that is not a file gets index.html, for the SPA's own routes.
+ * Any other path that is not a file gets index.html, for the SPA's own routes. Returns the
+ * hashes of the pages' inline scripts, for the Content-Security-Policy.
  */
-export function mountConsole(app: Hono, distDirectory: string): void {
+export function mountConsole(app: Hono, distDirectory: string): string[] {
   if (!existsSync(join(distDirectory, 'index.html'))) {
     app.get('*', (c) => c.text('The console is not built: run `npm run build:console`.', 503));
-    return;
+    return [];
   }
   const files = loadDirectory(distDirectory);
   const index = files.get('/index.html')!;
@@ -83,4 +85,10 @@ export function mountConsole(app: Hono, distDirectory: string): void {
     if (c.req.method === 'HEAD') return c.body(null, 200, headers);
     return c.body(file.body, 200, headers);
   });
+  const hashes = new Set<string>();
+  for (const [path, file] of files) {
+    if (path.endsWith('.html'))
+      for (const hash of inlineScriptHashes(Buffer.from(file.body).toString('utf8'))) hashes.add(hash);
+  }
+  return [...hashes];
 }

@@ -2,7 +2,8 @@ import { operation, operations, Permission } from '@ukiyo/contract';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AuthContext } from '../auth/session-store.ts';
-import { accessRefusal, invalidsOf } from './ui-api.ts';
+import { invalidsOf } from '@ukiyo/contract';
+import { accessRefusal } from './ui-api.ts';
 
 function auth(values: {
   permission: number;

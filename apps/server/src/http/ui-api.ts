@@ -2,40 +2,29 @@ import {
   API_VERSION,
   ERRORS,
   hasPermission,
+  invalidsOf,
   isAdministrator,
   isOperationName,
   operations,
   type ErrorBody,
-  type Invalids,
   type Operation,
 } from '@ukiyo/contract';
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { z } from 'zod';
 import type { AuthContext } from '../auth/session-store.ts';
 import type { Handler, Handlers, OperationContext, ServerDeps } from '../operations/context.ts';
 import { AppError } from './app-error.ts';
 import { clientAddress, isSameOrigin, isSecureRequest } from './request.ts';
 
 export const SESSION_COOKIE = 'ukiyo_session';
+
+/** Told of every operation that succeeded, after its answer is built. */
+export type AfterOperation = (name: string, context: OperationContext) => void;
 const MAX_BODY_BYTES = 1024 * 1024;
-const MESSAGE_REF = /^(validation|error|limit)\.[A-Za-z]+(\|.*)?$/;
 
 function fail(c: Context, body: ErrorBody) {
   return c.json(body, ERRORS[body.error].status);
-}
-
-/** zod issues to `invalids`: dot-joined field paths; the form's own root error is `root`. */
-export function invalidsOf(error: z.ZodError): Invalids {
-  const invalids: Invalids = {};
-  for (const issue of error.issues) {
-    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'root';
-    const message = MESSAGE_REF.test(issue.message) ? issue.message : 'validation.invalid';
-    const list = (invalids[field] ??= []);
-    if (!list.includes(message)) list.push(message);
-  }
-  return invalids;
 }
 
 /** The access rules of an operation, in the fixed order: session, activation, organization, permission. */
@@ -96,7 +85,12 @@ async function readJson(c: Context): Promise<unknown> {
  * the contract, zod validation, the handler, and the output schema (which strips anything a
  * handler should not have returned). Every failure is `{error, invalids?, params?}`.
  */
-export function mountUiApi(app: Hono, deps: ServerDeps, handlers: Handlers): void {
+export function mountUiApi(
+  app: Hono,
+  deps: ServerDeps,
+  handlers: Handlers,
+  afterOperation?: AfterOperation,
+): void {
   app.all('/.ui-api/:operation', async (c) => {
     if (c.req.method !== 'POST') return fail(c, { error: 'method not allowed' });
     if (c.req.query('api-version') !== API_VERSION) return fail(c, { error: 'unsupported api version' });
@@ -141,12 +135,14 @@ export function mountUiApi(app: Hono, deps: ServerDeps, handlers: Handlers): voi
       const handler = handlers[name] as Handler<typeof name> | undefined;
       if (!handler) return fail(c, { error: 'not implemented' });
       const result = await handler(parsed.data as never, context);
-      return c.json(operation.output.parse(result));
+      const answer = c.json(operation.output.parse(result));
+      afterOperation?.(name, context);
+      return answer;
     } catch (error) {
       if (error instanceof AppError) {
         return fail(c, { error: error.code, ...error.details });
       }
-      deps.log.error({ err: error, operation: name }, 'ui-api operation failed');
+      deps.log.error({ err: error, operation: name, reqId: c.get('requestId') }, 'ui-api operation failed');
       return fail(c, { error: 'internal error' });
     }
   });

@@ -1,9 +1,11 @@
 import { authHandlers } from './auth.ts';
 import { cacheHandlers } from './cache.ts';
+import { channelHandlers } from './channels.ts';
 import type { Handlers } from './context.ts';
 import { helpHandlers } from './help.ts';
 import { organizationHandlers } from './organizations.ts';
 import { originHandlers } from './origins.ts';
+import { previewHandlers } from './preview.ts';
 import { statisticsHandlers } from './statistics.ts';
 import { statusHandlers } from './status.ts';
 import { tokenHandlers } from './tokens.ts';
@@ -22,4 +24,6 @@ export const handlers: Handlers = {
   ...statisticsHandlers,
   ...cacheHandlers,
   ...helpHandlers,
+  ...channelHandlers,
+  ...previewHandlers,
 };

@@ -17,10 +17,10 @@ import {
 } from '../db/repositories/origins.ts';
 import { AppError, uniqueOr } from '../http/app-error.ts';
 import { checkCertificate } from '../services/certificates.ts';
-import { checkOriginLimit, originValues } from '../services/origins.ts';
-import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
+import { checkOriginLimit, deliveryUrlOf, originValues } from '../services/origins.ts';
+import { authOf, organizationOf, type Handlers, type OperationContext, type ServerDeps } from './context.ts';
 
-function openOr(secrets: SecretBox, sealed: string): string {
+export function openSecret(secrets: SecretBox, sealed: string): string {
   if (!sealed) return '';
   try {
     return secrets.open(sealed);
@@ -68,7 +68,7 @@ function presentOrigin(
   row: OriginRow,
   rules: ConversionParameterRow[],
   certificate: CertificateSummary | undefined,
-  secrets: SecretBox,
+  { secrets, config }: Pick<ServerDeps, 'secrets' | 'config'>,
 ): Origin {
   return {
     originID: row.id,
@@ -79,7 +79,7 @@ function presentOrigin(
     statusMessage: row.status_message,
     originName: row.origin_name,
     enableSignedUrl: row.enable_signed_url,
-    signingSecret: openOr(secrets, row.signing_secret_enc),
+    signingSecret: openSecret(secrets, row.signing_secret_enc),
     defaultCache: row.default_cache,
     description: row.description,
     tlsCertificate: presentCertificate(certificate),
@@ -94,6 +94,7 @@ function presentOrigin(
     overridableParameters: row.overridable_parameters,
     acl: row.acl,
     config: presentConfig(row),
+    deliveryUrl: deliveryUrlOf(config, row.name),
   };
 }
 
@@ -118,12 +119,12 @@ async function present(context: OperationContext, originId: number): Promise<Ori
     rulesOf(context.deps.db, [row.id]),
     certificatesOf(context.deps.db, [row.id]),
   ]);
-  return presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps.secrets);
+  return presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps);
 }
 
 export const originHandlers: Handlers = {
   'origin.list': async ({ organizationID }, context) => {
-    const { db, secrets } = context.deps;
+    const { db } = context.deps;
     const organization = await targetOrganization(context, organizationID);
     const rows = await listOrigins(db, authOf(context).scope, organization.id);
     const ids = rows.map((row) => row.id);
@@ -134,7 +135,7 @@ export const originHandlers: Handlers = {
     ]);
     return {
       origins: rows.map((row) => ({
-        ...presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), secrets),
+        ...presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps),
         usage: usage.get(row.id) ?? { requests: 0, outboundBytes: 0 },
       })),
     };
@@ -149,6 +150,8 @@ export const originHandlers: Handlers = {
         name: row.name,
         originName: row.origin_name,
         kind: row.kind,
+        enableSignedUrl: row.enable_signed_url,
+        deliveryUrl: deliveryUrlOf(context.deps.config, row.name),
       })),
     };
   },

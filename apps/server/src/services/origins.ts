@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import {
   HOSTNAME_PATTERN,
   HttpConfigInput,
+  invalidsOf,
   OriginKind,
   S3ConfigInput,
   planFeatures,
@@ -11,6 +12,7 @@ import {
 import { validateRules } from '@ukiyo/imaging';
 import ipaddr from 'ipaddr.js';
 import type { z } from 'zod';
+import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import type { OrganizationRecord } from '../db/repositories/organizations.ts';
@@ -22,7 +24,6 @@ import {
   type RuleValues,
 } from '../db/repositories/origins.ts';
 import { AppError } from '../http/app-error.ts';
-import { invalidsOf } from '../http/ui-api.ts';
 
 type OriginInputData = z.output<typeof OriginInput>;
 
@@ -34,6 +35,11 @@ export function generateOriginName(edgeDomain: string): string {
   let label = '';
   for (let i = 0; i < NAME_LENGTH; i++) label += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
   return `${label}.${edgeDomain}`;
+}
+
+/** The edge's public address for an origin host name (EDGE_PUBLIC_URL's `{host}`). */
+export function deliveryUrlOf(config: Config, host: string): string {
+  return (config.EDGE_PUBLIC_URL ?? `http://{host}:${config.EDGE_PORT}`).replace('{host}', host);
 }
 
 /** Plan limits hold for members; administrators are never limited (console-spec section 6). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AuthToken, Channel, StatusEvent } from '../entities.ts';
+import { AuthToken, Channel, LiveUsage, StatusEvent } from '../entities.ts';
+import { optionalHttpUrl, RenditionLadder } from '../live-api.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
 import {
@@ -52,8 +53,10 @@ export const accountOperations = {
   }),
   'channel.add': operation('channel.add', {
     input: z.object({
-      hls: z.array(z.record(z.string(), z.unknown())).min(1).max(8),
-      encryptKeyUri: optionalText(2048),
+      hls: RenditionLadder,
+      encryptKeyUri: optionalHttpUrl(),
+      authWebhookUrl: optionalHttpUrl(),
+      eventWebhookUrl: optionalHttpUrl(),
     }),
     output: z.object({ channel: Channel }),
     access: 'organization',
@@ -65,6 +68,18 @@ export const accountOperations = {
     output: z.object({}),
     access: 'organization',
     permission: Permission.channel,
+    organizationKind: 'live',
+  }),
+  /** WebRTC ingest and HLS delivery per channel over a period (/livestreaming, /statistics). */
+  'channel.statistics': operation('channel.statistics', {
+    input: z.object({ from: isoDateTime(), to: isoDateTime() }),
+    output: z.object({
+      channels: z.array(LiveUsage.extend({ channelId: z.string() })),
+      total: LiveUsage,
+      daily: z.array(LiveUsage.extend({ day: z.string() })),
+    }),
+    access: 'organization',
+    permission: Permission.statistics,
     organizationKind: 'live',
   }),
   /** The help centre's contact form. */

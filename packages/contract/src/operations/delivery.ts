@@ -21,6 +21,26 @@ export const deliveryOperations = {
     access: 'organization',
     permission: Permission.cache,
   }),
+  /**
+   * Delivery URLs for the preview tester: `paths` are what follows the host (parameters and
+   * image path); each comes back as a full URL on the edge, signed when the origin signs.
+   */
+  'preview.urls': operation('preview.urls', {
+    input: z.object({
+      originID: id(),
+      paths: z
+        .array(
+          text(4096)
+            .min(1, 'validation.required')
+            .refine((path) => path.startsWith('/'), 'validation.invalid'),
+        )
+        .min(1)
+        .max(8),
+    }),
+    output: z.object({ urls: z.array(z.string()) }),
+    access: 'organization',
+    organizationKind: 'image',
+  }),
   'statistics.origins': operation('statistics.origins', {
     input: Period,
     output: z.object({

@@ -24,14 +24,6 @@ export function useOrganizations() {
   });
 }
 
-/** The plan's user limit, shown beside the member count. */
-export function usePlanFeatures() {
-  return useQuery({
-    queryKey: ['organization.plan_features'],
-    queryFn: ({ signal }) => callApi('organization.plan_features', {}, { signal }),
-  });
-}
-
 /** Every change to a member refreshes the list and that member's details. */
 function useMemberMutation<Name extends 'user.add' | 'user.update' | 'user.set_enabled' | 'user.delete'>(
   name: Name,

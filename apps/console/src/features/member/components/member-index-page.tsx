@@ -12,7 +12,8 @@ import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../..
 import { flash } from '../../../lib/flash.ts';
 import { formatDateTime } from '../../../lib/format.ts';
 import { useSession } from '../../../lib/session.ts';
-import { useDeleteUser, usePlanFeatures, useSetEnabled, useUsers } from '../api/member-api.ts';
+import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { useDeleteUser, useSetEnabled, useUsers } from '../api/member-api.ts';
 import { PermissionBadges } from './permission-badges.tsx';
 
 function MemberRow({

@@ -1,14 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { callApi } from '../../../lib/api-client.ts';
-
-const PLAN_FEATURES = ['organization.plan_features'] as const;
-
-export function usePlanFeatures() {
-  return useQuery({
-    queryKey: PLAN_FEATURES,
-    queryFn: ({ signal }) => callApi('organization.plan_features', {}, { signal }),
-  });
-}
+import { PLAN_FEATURES } from '../../../lib/plan-features.ts';
 
 export function useChangePlan() {
   const queryClient = useQueryClient();

@@ -23,7 +23,8 @@ import { ApiError } from '../../../lib/api-client.ts';
 import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { formatUtcDate } from '../../../lib/format.ts';
-import { useChangePlan, usePlanFeatures } from '../api/plan-api.ts';
+import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { useChangePlan } from '../api/plan-api.ts';
 import { nextMonthStartUtc, planAction } from './plan-change.ts';
 
 const PLANS: readonly PlanNumber[] = [1, 2, 3, 4];

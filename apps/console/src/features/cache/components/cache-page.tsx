@@ -1,0 +1,161 @@
+import { useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import ListGroup from 'react-bootstrap/ListGroup';
+import Row from 'react-bootstrap/Row';
+import Spinner from 'react-bootstrap/Spinner';
+import { useMutation } from '@tanstack/react-query';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
+import { operations } from '@ukiyo/contract';
+import { FieldError } from '../../../components/field-error.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { callApi } from '../../../lib/api-client.ts';
+import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { useOriginChoices } from '../../origin/api/origin-api.ts';
+
+interface CacheForm {
+  originID: string;
+  url: string;
+}
+
+type Action = 'lookup' | 'delete';
+
+/**
+ * Every cached variant of one image (all sizes and formats made from it): look them up, or
+ * delete them so the next request converts the image again from the origin.
+ */
+export function CachePage() {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const [search] = useSearchParams();
+  const origins = useOriginChoices();
+  useReportQueryError(origins.error);
+  const [result, setResult] = useState<{ action: Action; urls: string[] } | null>(null);
+  const call = useMutation({
+    mutationFn: ({ action, originID, url }: { action: Action; originID: number; url: string }) =>
+      callApi(action === 'lookup' ? 'cache.lookup' : 'cache.delete', { originID, url }),
+  });
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm<CacheForm>({
+    defaultValues: { originID: search.get('origin') ?? '', url: search.get('url') ?? '' },
+  });
+
+  const run = (action: Action) =>
+    handleSubmit(async ({ originID, url }) => {
+      const input = { originID: Number(originID), url: url.trim() };
+      if (!originID) setError('originID', { message: 'cache.selectOrigin' });
+      const parsed = operations['cache.lookup'].input.safeParse(input);
+      if (!parsed.success || !originID) {
+        if (!url.trim()) setError('url', { message: 'validation.required' });
+        return;
+      }
+      setResult(null);
+      try {
+        const { urls } = await call.mutateAsync({ action, ...input });
+        setResult({ action, urls });
+        if (action === 'delete' && urls.length > 0) flash.now({ variant: 'success', key: 'cache.deleted' });
+      } catch (error) {
+        handleError(error, { setError });
+      }
+    });
+
+  const list = origins.data?.origins ?? [];
+  return (
+    <>
+      <PageHeader title={t('title.cache')} lead={t('cache.lead')} />
+      <Card className="shadow-sm border-0 mb-4">
+        <Card.Body className="p-4">
+          <Form noValidate onSubmit={(event) => void run('lookup')(event)} data-testid="cache-form">
+            <Row className="g-3 align-items-start">
+              <Col md={4}>
+                <Form.Group controlId="cache-origin">
+                  <Form.Label>{t('cache.origin')}</Form.Label>
+                  <Form.Select
+                    isInvalid={!!errors.originID}
+                    {...register('originID')}
+                    data-testid="cache-origin"
+                  >
+                    <option value="">{t('cache.selectOrigin')}</option>
+                    {list.map((origin) => (
+                      <option key={origin.originID} value={origin.originID}>
+                        {origin.originName || origin.name}
+                      </option>
+                    ))}
+                  </Form.Select>
+                  <FieldError error={errors.originID} />
+                </Form.Group>
+              </Col>
+              <Col md={8}>
+                <Form.Group controlId="cache-url">
+                  <Form.Label>{t('cache.url')}</Form.Label>
+                  <Form.Control
+                    placeholder="https://abc123.img.example.com/w=400/photos/cat.jpg"
+                    isInvalid={!!errors.url}
+                    {...register('url')}
+                    data-testid="cache-url"
+                  />
+                  <FieldError error={errors.url} />
+                  <Form.Text>{t('cache.urlHelp')}</Form.Text>
+                </Form.Group>
+              </Col>
+            </Row>
+            <div className="d-flex gap-2 mt-4">
+              <Button type="submit" disabled={call.isPending} data-testid="cache-lookup">
+                {call.isPending && call.variables?.action === 'lookup' && (
+                  <Spinner size="sm" className="me-2" aria-hidden="true" />
+                )}
+                {t('cache.lookup')}
+              </Button>
+              <Button
+                variant="outline-danger"
+                disabled={call.isPending}
+                onClick={(event) => void run('delete')(event)}
+                data-testid="cache-delete"
+              >
+                {call.isPending && call.variables?.action === 'delete' && (
+                  <Spinner size="sm" className="me-2" aria-hidden="true" />
+                )}
+                {t('cache.delete')}
+              </Button>
+            </div>
+          </Form>
+        </Card.Body>
+      </Card>
+      {result &&
+        (result.urls.length === 0 ? (
+          <Alert variant="secondary" data-testid="cache-none">
+            {t('cache.none')}
+          </Alert>
+        ) : (
+          <Card className="shadow-sm border-0" data-testid="cache-result" data-action={result.action}>
+            <Card.Header className="bg-body">
+              {t(result.action === 'lookup' ? 'cache.found' : 'cache.deletedList', {
+                count: result.urls.length,
+              })}
+            </Card.Header>
+            <ListGroup variant="flush">
+              {result.urls.map((url) => (
+                <ListGroup.Item
+                  key={url}
+                  className="small text-break font-monospace"
+                  data-testid="cache-variant"
+                >
+                  {url}
+                </ListGroup.Item>
+              ))}
+            </ListGroup>
+          </Card>
+        ))}
+    </>
+  );
+}

@@ -1,0 +1,212 @@
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Card from 'react-bootstrap/Card';
+import Form from 'react-bootstrap/Form';
+import { useForm, type UseFormRegisterReturn } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import type { Origin } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { FieldError } from '../../../components/field-error.tsx';
+import { FormActions } from '../../../components/form-actions.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { useUploadCertificate } from '../api/origin-api.ts';
+import { hasCustomDomain, tlsState } from '../origin-display.ts';
+import { OriginLoader, useOriginParam } from './origin-loader.tsx';
+
+interface CertificateForm {
+  certificate: string;
+  intermediateCertificate: string;
+  privateKey: string;
+}
+
+const TLS_BG = { notSet: 'secondary', expired: 'danger', expiresSoon: 'warning', valid: 'success' } as const;
+
+/** A PEM textarea that can also be filled from a file. */
+function PemField({
+  id,
+  label,
+  help,
+  registration,
+  error,
+  onFile,
+}: {
+  id: string;
+  label: string;
+  help: string;
+  registration: UseFormRegisterReturn;
+  error: { message?: string } | undefined;
+  onFile: (text: string) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Form.Group className="mb-4" controlId={id}>
+      <Form.Label>{label}</Form.Label>
+      <Form.Control
+        as="textarea"
+        rows={6}
+        className="font-monospace small"
+        spellCheck={false}
+        placeholder="-----BEGIN ..."
+        isInvalid={!!error}
+        {...registration}
+        data-testid={id}
+      />
+      <FieldError error={error} />
+      <div className="d-flex flex-wrap align-items-center gap-2 mt-2">
+        <Form.Control
+          type="file"
+          size="sm"
+          accept=".pem,.crt,.cer,.key,text/plain"
+          className="w-auto"
+          aria-label={t('origin.cert.fromFile', { field: label })}
+          onChange={(event) => {
+            const file = (event.target as HTMLInputElement).files?.[0];
+            if (file) void file.text().then(onFile);
+          }}
+        />
+        <Form.Text>{help}</Form.Text>
+      </div>
+    </Form.Group>
+  );
+}
+
+function CurrentCertificate({ origin }: { origin: Origin }) {
+  const { t, i18n } = useTranslation();
+  const state = tlsState(origin.tlsCertificate);
+  return (
+    <Card className="shadow-sm border-0 mb-4" data-testid="origin-cert-current">
+      <Card.Body>
+        <dl className="row mb-0 small">
+          <dt className="col-sm-3">{t('origin.customDomain')}</dt>
+          <dd className="col-sm-9">
+            <code>{origin.originName}</code>
+          </dd>
+          <dt className="col-sm-3">{t('origin.tlsLabel')}</dt>
+          <dd className="col-sm-9">
+            <Badge
+              bg={TLS_BG[state]}
+              text={state === 'expiresSoon' ? 'dark' : undefined}
+              data-testid="origin-tls"
+            >
+              {t(`origin.tls.${state}`)}
+            </Badge>
+          </dd>
+          {origin.tlsCertificate && (
+            <>
+              <dt className="col-sm-3">{t('origin.cert.expiresAt')}</dt>
+              <dd className="col-sm-9" data-testid="origin-cert-expires">
+                {formatDateTime(origin.tlsCertificate.expiresAt, i18n.language)}
+              </dd>
+              <dt className="col-sm-3">{t('origin.cert.fingerprint')}</dt>
+              <dd className="col-sm-9 mb-0">
+                <code className="text-break" data-testid="origin-cert-fingerprint">
+                  {origin.tlsCertificate.fingerprint}
+                </code>
+              </dd>
+            </>
+          )}
+        </dl>
+      </Card.Body>
+    </Card>
+  );
+}
+
+function CertificateUpload({ origin }: { origin: Origin }) {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const upload = useUploadCertificate();
+  const {
+    register,
+    handleSubmit,
+    setError,
+    setValue,
+    reset,
+    formState: { errors },
+  } = useForm<CertificateForm>({
+    defaultValues: { certificate: '', intermediateCertificate: '', privateKey: '' },
+  });
+  const submit = handleSubmit(async (values) => {
+    try {
+      await upload.mutateAsync({ originID: origin.originID, ...values });
+      flash.now({ variant: 'success', key: 'origin.cert.uploaded' });
+      // The key is not kept in the page once the server holds it.
+      reset();
+    } catch (error) {
+      handleError(error, { setError });
+    }
+  });
+  const fill = (field: keyof CertificateForm) => (text: string) =>
+    setValue(field, text, { shouldDirty: true });
+
+  return (
+    <>
+      <CurrentCertificate origin={origin} />
+      <Card className="shadow-sm border-0">
+        <Card.Body className="p-4">
+          <p className="small text-body-secondary">{t('origin.cert.lead', { domain: origin.originName })}</p>
+          <Form noValidate onSubmit={(event) => void submit(event)} data-testid="origin-cert-form">
+            <PemField
+              id="origin-cert-certificate"
+              label={t('origin.cert.certificate')}
+              help={t('origin.cert.certificateHelp')}
+              registration={register('certificate', { required: 'validation.required' })}
+              error={errors.certificate}
+              onFile={fill('certificate')}
+            />
+            <PemField
+              id="origin-cert-intermediate"
+              label={t('origin.cert.intermediate')}
+              help={t('origin.cert.intermediateHelp')}
+              registration={register('intermediateCertificate')}
+              error={errors.intermediateCertificate}
+              onFile={fill('intermediateCertificate')}
+            />
+            <PemField
+              id="origin-cert-key"
+              label={t('origin.cert.privateKey')}
+              help={t('origin.cert.privateKeyHelp')}
+              registration={register('privateKey', { required: 'validation.required' })}
+              error={errors.privateKey}
+              onFile={fill('privateKey')}
+            />
+            <FormActions
+              busy={upload.isPending}
+              submitLabel={t('origin.cert.submit')}
+              cancelLabel={t('origin.backToList')}
+              cancelTo={paths.originIndex()}
+              testIdPrefix="origin-cert"
+            />
+          </Form>
+        </Card.Body>
+      </Card>
+    </>
+  );
+}
+
+export function OriginCertPage() {
+  const { t } = useTranslation();
+  const originID = useOriginParam();
+  return (
+    <>
+      <PageHeader title={t('title.originCert')} />
+      <OriginLoader originID={originID}>
+        {(origin) =>
+          hasCustomDomain(origin) ? (
+            <CertificateUpload origin={origin} />
+          ) : (
+            <Alert variant="warning" data-testid="origin-cert-invalid">
+              {t('error.invalidCertificateOrigin')}{' '}
+              <Link to={paths.originUpdate(origin.originID)} className="alert-link">
+                {t('origin.cert.setDomain')}
+              </Link>
+            </Alert>
+          )
+        }
+      </OriginLoader>
+    </>
+  );
+}

@@ -1,0 +1,523 @@
+import { useState, type ReactNode } from 'react';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import InputGroup from 'react-bootstrap/InputGroup';
+import Row from 'react-bootstrap/Row';
+import Table from 'react-bootstrap/Table';
+import { useFieldArray, useForm, useWatch, type FieldErrors, type UseFormRegister } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { isAdministrator, OriginKind, type Invalids, type Origin } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { FieldError } from '../../../components/field-error.tsx';
+import { FormActions } from '../../../components/form-actions.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import { applyInvalids } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { useSession } from '../../../lib/session.ts';
+import {
+  changesSigning,
+  checkOriginForm,
+  generateSigningSecret,
+  type OriginFormValues,
+} from '../origin-form.ts';
+
+function Section({ title, lead, children }: { title: string; lead?: string; children: ReactNode }) {
+  return (
+    <Card className="shadow-sm border-0 mb-4">
+      <Card.Body className="p-4">
+        <h2 className="h5 mb-1">{title}</h2>
+        {lead && <p className="small text-body-secondary">{lead}</p>}
+        {children}
+      </Card.Body>
+    </Card>
+  );
+}
+
+function SourceFields({
+  kind,
+  register,
+  errors,
+  s3Allowed,
+  updating,
+}: {
+  kind: OriginFormValues['kind'];
+  register: UseFormRegister<OriginFormValues>;
+  errors: FieldErrors<OriginFormValues>;
+  s3Allowed: boolean;
+  updating: boolean;
+}) {
+  const { t } = useTranslation();
+  return (
+    <>
+      <Form.Group className="mb-3">
+        <Form.Label as="div">{t('origin.kind')}</Form.Label>
+        <div>
+          <Form.Check
+            inline
+            type="radio"
+            id="origin-kind-http"
+            label={t('origin.kindHttp')}
+            value={OriginKind.http}
+            {...register('kind', { valueAsNumber: true })}
+            data-testid="origin-kind-http"
+          />
+          <Form.Check
+            inline
+            type="radio"
+            id="origin-kind-s3"
+            label={t('origin.kindS3')}
+            value={OriginKind.s3}
+            disabled={!s3Allowed}
+            {...register('kind', { valueAsNumber: true })}
+            data-testid="origin-kind-s3"
+          />
+        </div>
+        {!s3Allowed && <Form.Text>{t('origin.s3NotInPlan')}</Form.Text>}
+        <FieldError error={errors.kind} block />
+      </Form.Group>
+      {kind === OriginKind.http ? (
+        <Row className="g-3">
+          <Col md={3}>
+            <Form.Group controlId="origin-scheme">
+              <Form.Label>{t('origin.scheme')}</Form.Label>
+              <Form.Select {...register('http.scheme')} data-testid="origin-scheme">
+                <option value="https">https</option>
+                <option value="http">http</option>
+              </Form.Select>
+            </Form.Group>
+          </Col>
+          <Col md={9}>
+            <TextField
+              id="origin-host"
+              label={t('origin.host')}
+              registration={register('http.host')}
+              error={errors.http?.host}
+              placeholder="images.example.com"
+              help={t('origin.hostHelp')}
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-http-path-prefix"
+              label={t('origin.pathPrefix')}
+              registration={register('http.pathPrefix')}
+              error={errors.http?.pathPrefix}
+              placeholder="assets/images"
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-rewrite-host"
+              label={t('origin.rewriteHost')}
+              registration={register('http.rewriteHost')}
+              error={errors.http?.rewriteHost}
+              help={t('origin.rewriteHostHelp')}
+              className=""
+            />
+          </Col>
+        </Row>
+      ) : (
+        <Row className="g-3">
+          <Col md={6}>
+            <TextField
+              id="origin-bucket"
+              label={t('origin.bucket')}
+              registration={register('s3.bucket')}
+              error={errors.s3?.bucket}
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-s3-path-prefix"
+              label={t('origin.pathPrefix')}
+              registration={register('s3.pathPrefix')}
+              error={errors.s3?.pathPrefix}
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-endpoint"
+              label={t('origin.endPoint')}
+              registration={register('s3.endPoint')}
+              error={errors.s3?.endPoint}
+              placeholder="https://s3.ap-northeast-1.amazonaws.com"
+              help={t('origin.endPointHelp')}
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-region"
+              label={t('origin.region')}
+              registration={register('s3.region')}
+              error={errors.s3?.region}
+              placeholder="ap-northeast-1"
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-access-key"
+              label={t('origin.accessKeyID')}
+              registration={register('s3.accessKeyID')}
+              error={errors.s3?.accessKeyID}
+              autoComplete="off"
+              className=""
+            />
+          </Col>
+          <Col md={6}>
+            <TextField
+              id="origin-secret-key"
+              type="password"
+              label={t('origin.secretAccessKey')}
+              registration={register('s3.secretAccessKey')}
+              error={errors.s3?.secretAccessKey}
+              autoComplete="new-password"
+              help={updating ? t('origin.secretKeepHelp') : undefined}
+              className=""
+            />
+          </Col>
+        </Row>
+      )}
+    </>
+  );
+}
+
+function RulesTable({
+  register,
+  errors,
+  rules,
+  onAdd,
+  onRemove,
+}: {
+  register: UseFormRegister<OriginFormValues>;
+  errors: FieldErrors<OriginFormValues>;
+  rules: { id: string }[];
+  onAdd: () => void;
+  onRemove: (index: number) => void;
+}) {
+  const { t } = useTranslation();
+  return (
+    <>
+      {rules.length > 0 && (
+        <Table responsive size="sm" className="align-top" data-testid="origin-rules">
+          <thead>
+            <tr>
+              <th scope="col">{t('origin.rulePattern')}</th>
+              <th scope="col">{t('origin.rulePath')}</th>
+              <th scope="col">{t('origin.ruleParameter')}</th>
+              <th scope="col">{t('origin.ruleDisallowOverride')}</th>
+              <th scope="col">
+                <span className="visually-hidden">{t('common.actions')}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rules.map((rule, index) => {
+              const error = errors.conversionParameters?.[index];
+              return (
+                <tr key={rule.id} data-testid="origin-rule">
+                  {(['pattern', 'path', 'parameter'] as const).map((field) => (
+                    <td key={field}>
+                      <Form.Control
+                        size="sm"
+                        aria-label={t(`origin.rule${field[0]!.toUpperCase()}${field.slice(1)}`)}
+                        isInvalid={!!error?.[field]}
+                        placeholder={field === 'parameter' ? 'w=400,f=webp:auto' : 'thumbs/'}
+                        {...register(`conversionParameters.${index}.${field}`)}
+                        data-testid={`origin-rule-${field}`}
+                      />
+                      <FieldError error={error?.[field]} />
+                    </td>
+                  ))}
+                  <td className="text-center">
+                    <Form.Check
+                      aria-label={t('origin.ruleDisallowOverride')}
+                      {...register(`conversionParameters.${index}.disallowOverride`)}
+                      data-testid="origin-rule-disallow"
+                    />
+                  </td>
+                  <td>
+                    <Button
+                      variant="outline-danger"
+                      size="sm"
+                      onClick={() => onRemove(index)}
+                      data-testid="origin-rule-remove"
+                    >
+                      {t('origin.ruleRemove')}
+                    </Button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </Table>
+      )}
+      <Button variant="outline-secondary" size="sm" onClick={onAdd} data-testid="origin-rule-add">
+        {t('origin.ruleAdd')}
+      </Button>
+    </>
+  );
+}
+
+/**
+ * Create, copy and edit share this form. `onSave` sends the values and reports failures itself,
+ * except refused fields: it returns those (keyed by the form's fields) to be shown here.
+ */
+export function OriginForm({
+  initial,
+  previous,
+  submitLabel,
+  onSave,
+}: {
+  initial: OriginFormValues;
+  /** The origin being edited, or null. */
+  previous: Origin | null;
+  submitLabel: string;
+  onSave: (values: OriginFormValues) => Promise<Invalids | undefined>;
+}) {
+  const { t } = useTranslation();
+  const { user } = useSession();
+  const plan = usePlanFeatures();
+  const admin = isAdministrator(user?.permission ?? 0);
+  const features = plan.data?.features;
+  const s3Allowed = admin || !!features?.s3Origins || previous?.kind === OriginKind.s3;
+  const customDomainAllowed = admin || !!features?.customDomain || initial.useCustomDomain;
+  const [confirming, setConfirming] = useState<OriginFormValues | null>(null);
+  const [busy, setBusy] = useState(false);
+  const {
+    register,
+    control,
+    setValue,
+    setError,
+    handleSubmit,
+    formState: { errors },
+  } = useForm<OriginFormValues>({ defaultValues: initial });
+  const rules = useFieldArray({ control, name: 'conversionParameters' });
+  const [kind, useCustomDomain, enableSignedUrl] = useWatch({
+    control,
+    name: ['kind', 'useCustomDomain', 'enableSignedUrl'],
+  });
+
+  const showInvalids = (invalids: Invalids) => {
+    applyInvalids(setError, invalids);
+    flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+  };
+
+  const save = async (values: OriginFormValues) => {
+    setBusy(true);
+    try {
+      const invalids = await onSave(values);
+      if (invalids) showInvalids(invalids);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = handleSubmit(async (values) => {
+    const invalids = checkOriginForm(values, previous);
+    if (Object.keys(invalids).length > 0) return showInvalids(invalids);
+    if (changesSigning(values, previous)) return setConfirming(values);
+    await save(values);
+  });
+
+  return (
+    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="origin-form">
+      <FieldError error={errors.root} block />
+      <Section title={t('origin.sourceSection')} lead={t('origin.sourceLead')}>
+        <SourceFields
+          kind={kind}
+          register={register}
+          errors={errors}
+          s3Allowed={s3Allowed}
+          updating={previous !== null}
+        />
+      </Section>
+
+      <Section title={t('origin.domainSection')} lead={t('origin.domainLead')}>
+        {previous && (
+          <p className="small">
+            {t('origin.generatedName')} <code data-testid="origin-generated-name">{previous.name}</code>
+          </p>
+        )}
+        <Form.Check
+          type="switch"
+          id="origin-use-custom-domain"
+          label={t('origin.useCustomDomain')}
+          disabled={!customDomainAllowed}
+          {...register('useCustomDomain')}
+          data-testid="origin-use-custom-domain"
+        />
+        {!customDomainAllowed && <Form.Text>{t('origin.customDomainNotInPlan')}</Form.Text>}
+        {useCustomDomain && (
+          <div className="mt-3">
+            <TextField
+              id="origin-custom-domain"
+              label={t('origin.customDomain')}
+              registration={register('originName')}
+              error={errors.originName}
+              placeholder="img.example.com"
+              help={t('origin.customDomainHelp')}
+            />
+            <Form.Group controlId="origin-domain-confirmed">
+              <Form.Check
+                type="checkbox"
+                label={t('origin.domainConfirm')}
+                isInvalid={!!errors.domainConfirmed}
+                {...register('domainConfirmed')}
+                data-testid="origin-domain-confirmed"
+              />
+              <FieldError error={errors.domainConfirmed} block />
+            </Form.Group>
+          </div>
+        )}
+      </Section>
+
+      <Section title={t('origin.signingSection')} lead={t('origin.signingLead')}>
+        <Form.Check
+          type="switch"
+          id="origin-enable-signed-url"
+          label={t('origin.enableSignedUrl')}
+          {...register('enableSignedUrl')}
+          data-testid="origin-enable-signed-url"
+        />
+        {enableSignedUrl && (
+          <Form.Group className="mt-3" controlId="origin-signing-secret">
+            <Form.Label>{t('origin.signingSecret')}</Form.Label>
+            <InputGroup hasValidation>
+              <Form.Control
+                className="font-monospace"
+                autoComplete="off"
+                isInvalid={!!errors.signingSecret}
+                {...register('signingSecret')}
+                data-testid="origin-signing-secret"
+              />
+              <Button
+                variant="outline-secondary"
+                onClick={() =>
+                  setValue('signingSecret', generateSigningSecret(), {
+                    shouldDirty: true,
+                    shouldValidate: false,
+                  })
+                }
+                data-testid="origin-generate-secret"
+              >
+                {t('origin.generateSecret')}
+              </Button>
+              <FieldError error={errors.signingSecret} />
+            </InputGroup>
+            <Form.Text>{t('origin.signingSecretHelp')}</Form.Text>
+          </Form.Group>
+        )}
+      </Section>
+
+      <Section title={t('origin.conversionSection')} lead={t('origin.conversionLead')}>
+        <Row className="g-3 mb-3">
+          <Col md={4}>
+            <TextField
+              id="origin-default-cache"
+              label={t('origin.defaultCache')}
+              registration={register('defaultCache')}
+              error={errors.defaultCache}
+              inputMode="numeric"
+              help={t('origin.defaultCacheHelp')}
+              className=""
+            />
+          </Col>
+          <Col md={8}>
+            <TextField
+              id="origin-overridable"
+              label={t('origin.overridableParameters')}
+              registration={register('overridableParameters')}
+              error={errors.overridableParameters}
+              placeholder="w,h,q"
+              help={t('origin.overridableHelp')}
+              className=""
+            />
+          </Col>
+        </Row>
+        <h3 className="h6">{t('origin.rulesTitle')}</h3>
+        <p className="small text-body-secondary">{t('origin.rulesLead')}</p>
+        <RulesTable
+          register={register}
+          errors={errors}
+          rules={rules.fields}
+          onAdd={() => rules.append({ pattern: '', path: '', parameter: '', disallowOverride: false })}
+          onRemove={(index) => rules.remove(index)}
+        />
+      </Section>
+
+      <Section title={t('origin.aclSection')} lead={t('origin.aclLead')}>
+        <div className="mb-2">
+          {(['deny', 'allow'] as const).map((mode) => (
+            <Form.Check
+              key={mode}
+              inline
+              type="radio"
+              id={`origin-acl-${mode}`}
+              value={mode}
+              label={t(`origin.acl.${mode}`)}
+              {...register('aclMode')}
+              data-testid={`origin-acl-${mode}`}
+            />
+          ))}
+        </div>
+        <TextField
+          id="origin-acl"
+          as="textarea"
+          rows={4}
+          label={t('origin.aclCidrs')}
+          registration={register('aclCidrs')}
+          error={errors.aclCidrs}
+          placeholder={'203.0.113.0/24\n2001:db8::1'}
+          help={t('origin.aclHelp')}
+        />
+      </Section>
+
+      <Section title={t('origin.descriptionSection')}>
+        <TextField
+          id="origin-description"
+          as="textarea"
+          rows={2}
+          label={t('origin.description')}
+          registration={register('description')}
+          error={errors.description}
+          className=""
+        />
+      </Section>
+
+      <FormActions
+        busy={busy}
+        submitLabel={submitLabel}
+        cancelLabel={t('common.cancel')}
+        cancelTo={paths.originIndex()}
+        testIdPrefix="origin"
+      />
+
+      <ConfirmModal
+        show={confirming !== null}
+        title={t('origin.signingConfirmTitle')}
+        confirmLabel={t('origin.signingConfirm')}
+        variant="primary"
+        busy={busy}
+        testId="origin-signing"
+        onConfirm={() => {
+          const values = confirming;
+          setConfirming(null);
+          if (values) void save(values);
+        }}
+        onCancel={() => setConfirming(null)}
+      >
+        <p className="mb-0">{t('origin.signingConfirmBody')}</p>
+      </ConfirmModal>
+    </Form>
+  );
+}

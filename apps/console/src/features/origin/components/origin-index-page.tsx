@@ -1,0 +1,193 @@
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Spinner from 'react-bootstrap/Spinner';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import { isAdministrator, OriginKind, type OperationOutput, type Operations } from '@ukiyo/contract';
+import { paths } from '../../../app/routes.ts';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { formatUtcDate } from '../../../lib/format.ts';
+import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { useSession } from '../../../lib/session.ts';
+import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
+import { useOrigins } from '../api/origin-api.ts';
+import { hasCustomDomain, sourceAddress, statusName, tlsState } from '../origin-display.ts';
+
+type ListedOrigin = OperationOutput<Operations['origin.list']>['origins'][number];
+
+const STATUS_BG = { error: 'danger', applied: 'success', updating: 'warning' } as const;
+const TLS_BG = { notSet: 'secondary', expired: 'danger', expiresSoon: 'warning', valid: 'success' } as const;
+
+export function OriginStatusBadge({ origin }: { origin: Pick<ListedOrigin, 'status' | 'statusMessage'> }) {
+  const { t } = useTranslation();
+  const name = statusName(origin.status);
+  return (
+    <Badge
+      bg={STATUS_BG[name]}
+      text={name === 'updating' ? 'dark' : undefined}
+      title={name === 'error' ? origin.statusMessage : undefined}
+      data-testid="origin-status"
+      data-status={name}
+    >
+      {name === 'updating' && <Spinner size="sm" className="me-1" aria-hidden="true" />}
+      {t(`origin.status.${name}`)}
+    </Badge>
+  );
+}
+
+function TlsCell({ origin }: { origin: ListedOrigin }) {
+  const { t, i18n } = useTranslation();
+  if (!hasCustomDomain(origin)) return <span className="text-body-secondary">—</span>;
+  const state = tlsState(origin.tlsCertificate);
+  return (
+    <>
+      <Badge
+        bg={TLS_BG[state]}
+        text={state === 'expiresSoon' ? 'dark' : undefined}
+        data-testid="origin-tls"
+        data-state={state}
+      >
+        {t(`origin.tls.${state}`)}
+      </Badge>
+      {origin.tlsCertificate && (
+        <div className="small text-body-secondary text-nowrap">
+          {t('origin.tls.until', { date: formatUtcDate(origin.tlsCertificate.expiresAt, i18n.language) })}
+        </div>
+      )}
+    </>
+  );
+}
+
+export function OriginIndexPage() {
+  const { t, i18n } = useTranslation();
+  const { user } = useSession();
+  const origins = useOrigins();
+  const plan = usePlanFeatures();
+  useReportQueryError(origins.error);
+
+  const list = origins.data?.origins ?? [];
+  const limit = plan.data?.features.originLimit;
+  const limitReached =
+    !isAdministrator(user?.permission ?? 0) &&
+    limit !== undefined &&
+    origins.isSuccess &&
+    list.length >= limit;
+
+  return (
+    <>
+      <PageHeader
+        title={t('title.originIndex')}
+        lead={t('origin.lead')}
+        actions={
+          !limitReached && (
+            <Link to={paths.originCreate()} className="btn btn-primary" data-testid="origin-create">
+              {t('origin.create')}
+            </Link>
+          )
+        }
+      />
+      {limitReached && (
+        <Alert variant="info" data-testid="origin-limit">
+          {t('error.tooManyOrigins')}{' '}
+          <Link to={paths.plan()} className="alert-link">
+            {t('origin.limitPlanLink')}
+          </Link>
+        </Alert>
+      )}
+      <DataTableCard
+        query={origins}
+        rowCount={list.length}
+        testId="origin-table"
+        empty={t('origin.empty')}
+        emptyTestId="origin-empty"
+        head={
+          <>
+            <th scope="col">{t('origin.name')}</th>
+            <th scope="col">{t('origin.source')}</th>
+            <th scope="col">{t('origin.kind')}</th>
+            <th scope="col">{t('origin.statusLabel')}</th>
+            <th scope="col">{t('origin.customDomain')}</th>
+            <th scope="col">{t('origin.tlsLabel')}</th>
+            <th scope="col" className="text-end">
+              {t('origin.monthRequests')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('origin.monthTraffic')}
+            </th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {list.map((origin) => (
+          <tr key={origin.originID} data-testid="origin-row" data-origin-id={origin.originID}>
+            <td>
+              <code className="text-break" data-testid="origin-name">
+                {origin.name}
+              </code>
+              {origin.description && <div className="small text-body-secondary">{origin.description}</div>}
+            </td>
+            <td className="text-break small" data-testid="origin-source">
+              {sourceAddress(origin)}
+            </td>
+            <td className="text-nowrap">
+              {t(origin.kind === OriginKind.s3 ? 'origin.kindS3' : 'origin.kindHttp')}
+            </td>
+            <td>
+              <OriginStatusBadge origin={origin} />
+            </td>
+            <td className="text-break small">
+              {hasCustomDomain(origin) ? origin.originName : <span className="text-body-secondary">—</span>}
+            </td>
+            <td>
+              <TlsCell origin={origin} />
+            </td>
+            <td className="text-end text-nowrap" data-testid="origin-requests">
+              {formatCount(origin.usage.requests, i18n.language)}
+            </td>
+            <td className="text-end text-nowrap">
+              {t('origin.gib', { value: formatGiB(origin.usage.outboundBytes, i18n.language) })}
+            </td>
+            <td className="text-end text-nowrap">
+              <div className="d-inline-flex flex-wrap justify-content-end gap-1">
+                <Link
+                  to={paths.originUpdate(origin.originID)}
+                  className="btn btn-sm btn-outline-primary"
+                  data-testid="origin-update"
+                >
+                  {t('common.edit')}
+                </Link>
+                {!limitReached && (
+                  <Link
+                    to={paths.originCopy(origin.originID)}
+                    className="btn btn-sm btn-outline-secondary"
+                    data-testid="origin-copy"
+                  >
+                    {t('origin.copy')}
+                  </Link>
+                )}
+                {hasCustomDomain(origin) && (
+                  <Link
+                    to={paths.originCert(origin.originID)}
+                    className="btn btn-sm btn-outline-secondary"
+                    data-testid="origin-cert"
+                  >
+                    {t('origin.certificate')}
+                  </Link>
+                )}
+                <Link
+                  to={paths.originDestroy(origin.originID)}
+                  className="btn btn-sm btn-outline-danger"
+                  data-testid="origin-destroy"
+                >
+                  {t('common.delete')}
+                </Link>
+              </div>
+            </td>
+          </tr>
+        ))}
+      </DataTableCard>
+    </>
+  );
+}

@@ -1,0 +1,435 @@
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import Row from 'react-bootstrap/Row';
+import Spinner from 'react-bootstrap/Spinner';
+import { useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { CopyButton } from '../../../components/copy-button.tsx';
+import { FieldError } from '../../../components/field-error.tsx';
+import { formatCount } from '../../../lib/usage-format.ts';
+import {
+  COMPARED_FORMATS,
+  deliveryPath,
+  FORMATS,
+  parameterString,
+  savingPercent,
+  type PreviewControls,
+} from '../preview-params.ts';
+
+/** An origin the tester can use: `key` identifies it to `resolveUrls`. */
+export interface PreviewOrigin {
+  key: string;
+  label: string;
+}
+
+interface PreviewForm extends PreviewControls {
+  originKey: string;
+  path: string;
+  compare: boolean;
+}
+
+interface Requested {
+  originKey: string;
+  original: string;
+  converted: string;
+  compared: { format: string; url: string }[];
+}
+
+type Facts =
+  | { state: 'loading' }
+  | { state: 'failed'; status: number; reason: string }
+  | { state: 'loaded'; src: string; bytes: number; type: string; width: number; height: number };
+
+/**
+ * Fetches an image the way a page would and measures it: bytes and type from the response,
+ * dimensions from decoding it. The edge answers with CORS, so its bytes are readable here.
+ * Panels are keyed by URL, so a new URL starts from 'loading' in a new panel.
+ */
+function useImageFacts(url: string): Facts {
+  const [facts, setFacts] = useState<Facts>({ state: 'loading' });
+  useEffect(() => {
+    const controller = new AbortController();
+    let objectUrl: string | undefined;
+    void (async () => {
+      try {
+        const response = await fetch(url, { signal: controller.signal });
+        if (!response.ok) {
+          setFacts({ state: 'failed', status: response.status, reason: (await response.text()).trim() });
+          return;
+        }
+        const blob = await response.blob();
+        const bitmap = await createImageBitmap(blob);
+        objectUrl = URL.createObjectURL(blob);
+        setFacts({
+          state: 'loaded',
+          src: objectUrl,
+          bytes: blob.size,
+          type: blob.type,
+          width: bitmap.width,
+          height: bitmap.height,
+        });
+        bitmap.close();
+      } catch {
+        if (!controller.signal.aborted) setFacts({ state: 'failed', status: 0, reason: '' });
+      }
+    })();
+    return () => {
+      controller.abort();
+      if (objectUrl) URL.revokeObjectURL(objectUrl);
+    };
+  }, [url]);
+  return facts;
+}
+
+function ImagePanel({
+  title,
+  url,
+  baseline,
+  testId,
+  onLoaded,
+}: {
+  title: ReactNode;
+  url: string;
+  /** The original's size, for the saving. */
+  baseline?: number;
+  testId: string;
+  onLoaded?: (bytes: number) => void;
+}) {
+  const { t, i18n } = useTranslation();
+  const facts = useImageFacts(url);
+  const bytes = facts.state === 'loaded' ? facts.bytes : undefined;
+  useEffect(() => {
+    if (bytes !== undefined) onLoaded?.(bytes);
+  }, [bytes, onLoaded]);
+  const saving = facts.state === 'loaded' && baseline ? savingPercent(baseline, facts.bytes) : null;
+  return (
+    <Card className="shadow-sm border-0 h-100" data-testid={testId} data-state={facts.state}>
+      <Card.Header className="bg-body d-flex justify-content-between align-items-center">
+        <span className="fw-semibold">{title}</span>
+        {saving !== null && (
+          <Badge
+            bg={saving >= 0 ? 'success' : 'warning'}
+            text={saving >= 0 ? undefined : 'dark'}
+            data-testid="preview-saving"
+          >
+            {t(saving >= 0 ? 'preview.saving' : 'preview.larger', { percent: Math.abs(saving) })}
+          </Badge>
+        )}
+      </Card.Header>
+      <div className="preview-canvas">
+        {facts.state === 'loading' && <Spinner animation="border" variant="secondary" />}
+        {facts.state === 'loaded' && <img src={facts.src} alt={t('preview.imageAlt', { url })} />}
+        {facts.state === 'failed' && (
+          <Alert variant="danger" className="m-3 small" data-testid="preview-error">
+            {facts.status ? t('preview.refused', { status: facts.status }) : t('preview.unreachable')}
+            {facts.reason && <div className="font-monospace mt-1">{facts.reason}</div>}
+          </Alert>
+        )}
+      </div>
+      {facts.state === 'loaded' && (
+        <Card.Footer className="bg-body small d-flex flex-wrap gap-3">
+          <span data-testid="preview-dimensions" data-width={facts.width} data-height={facts.height}>
+            {t('preview.dimensions', { width: facts.width, height: facts.height })}
+          </span>
+          <span data-testid="preview-format">{facts.type.replace('image/', '').toUpperCase()}</span>
+          <span data-testid="preview-bytes" data-bytes={facts.bytes}>
+            {t('preview.bytes', { value: formatCount(facts.bytes, i18n.language) })}
+          </span>
+        </Card.Footer>
+      )}
+    </Card>
+  );
+}
+
+function Results({
+  requested,
+  actions,
+}: {
+  requested: Requested;
+  actions?: (url: string, originKey: string) => ReactNode;
+}) {
+  const { t } = useTranslation();
+  const [originalBytes, setOriginalBytes] = useState<number>();
+  return (
+    <>
+      <Card className="shadow-sm border-0 mb-4">
+        <Card.Body>
+          <Form.Label htmlFor="preview-url">{t('preview.deliveryUrl')}</Form.Label>
+          <div className="d-flex flex-wrap gap-2 align-items-start">
+            <code id="preview-url" className="preview-url flex-grow-1" data-testid="preview-url">
+              {requested.converted}
+            </code>
+            <CopyButton text={requested.converted} testId="preview-copy" />
+            <a
+              href={requested.converted}
+              target="_blank"
+              rel="noreferrer"
+              className="btn btn-sm btn-outline-secondary"
+              data-testid="preview-open"
+            >
+              {t('preview.open')}
+            </a>
+            {actions?.(requested.converted, requested.originKey)}
+          </div>
+        </Card.Body>
+      </Card>
+      <Row className="g-4 mb-4">
+        <Col md={6}>
+          <ImagePanel
+            key={requested.original}
+            title={t('preview.original')}
+            url={requested.original}
+            testId="preview-original"
+            onLoaded={setOriginalBytes}
+          />
+        </Col>
+        <Col md={6}>
+          <ImagePanel
+            key={requested.converted}
+            title={t('preview.converted')}
+            url={requested.converted}
+            baseline={originalBytes}
+            testId="preview-converted"
+          />
+        </Col>
+      </Row>
+      {requested.compared.length > 0 && (
+        <>
+          <h2 className="h5">{t('preview.compareTitle')}</h2>
+          <Row className="g-4" data-testid="preview-compare">
+            {requested.compared.map(({ format, url }) => (
+              <Col md={4} key={format}>
+                <ImagePanel
+                  key={url}
+                  title={format.toUpperCase()}
+                  url={url}
+                  baseline={originalBytes}
+                  testId={`preview-compare-${format}`}
+                />
+              </Col>
+            ))}
+          </Row>
+        </>
+      )}
+    </>
+  );
+}
+
+/**
+ * The preview tester of /preview and /preview-guest: pick an origin and an image, set the
+ * parameters, and see the delivery URL with the original and the converted image side by side
+ * (optionally the same parameters in JPEG, WebP and AVIF). `resolveUrls` turns paths after the
+ * host into full URLs (signed when the origin signs).
+ */
+export function PreviewTester({
+  origins,
+  samplePaths,
+  initialPath,
+  resolveUrls,
+  actions,
+}: {
+  origins: PreviewOrigin[];
+  samplePaths?: readonly string[];
+  initialPath: string;
+  resolveUrls: (originKey: string, paths: string[]) => Promise<string[] | undefined>;
+  /** Buttons beside the delivery URL. */
+  actions?: (url: string, originKey: string) => ReactNode;
+}) {
+  const { t } = useTranslation();
+  const [requested, setRequested] = useState<Requested | null>(null);
+  const [busy, setBusy] = useState(false);
+  const { register, handleSubmit, setError, formState } = useForm<PreviewForm>({
+    defaultValues: {
+      originKey: origins[0]?.key ?? '',
+      path: initialPath,
+      width: '600',
+      height: '',
+      mode: '',
+      format: 'webp',
+      quality: '',
+      extra: '',
+      compare: true,
+    },
+  });
+
+  const submit = handleSubmit(async ({ originKey, path, compare, ...controls }) => {
+    if (!originKey) return setError('originKey', { message: 'cache.selectOrigin' });
+    if (!path.trim()) return setError('path', { message: 'validation.required' });
+    const paths = [
+      deliveryPath('', path),
+      deliveryPath(parameterString(controls), path),
+      ...(compare
+        ? COMPARED_FORMATS.map((format) => deliveryPath(parameterString(controls, format), path))
+        : []),
+    ];
+    setBusy(true);
+    try {
+      const urls = await resolveUrls(originKey, paths);
+      if (!urls) return;
+      const [original = '', converted = '', ...compared] = urls;
+      setRequested({
+        originKey,
+        original,
+        converted,
+        compared: compared.map((url, index) => ({ format: COMPARED_FORMATS[index]!, url })),
+      });
+    } finally {
+      setBusy(false);
+    }
+  });
+
+  // Given an image, the first result shows without a click: the tester explains itself by example.
+  const started = useRef(false);
+  useEffect(() => {
+    if (!started.current && initialPath && origins.length > 0) {
+      started.current = true;
+      void submit();
+    }
+  }, [initialPath, origins.length, submit]);
+
+  const { errors } = formState;
+  return (
+    <Row className="g-4">
+      <Col lg={4}>
+        <Card className="shadow-sm border-0">
+          <Card.Body className="p-4">
+            <Form noValidate onSubmit={(event) => void submit(event)} data-testid="preview-form">
+              <Form.Group className="mb-3" controlId="preview-origin">
+                <Form.Label>{t('preview.origin')}</Form.Label>
+                <Form.Select
+                  isInvalid={!!errors.originKey}
+                  {...register('originKey')}
+                  data-testid="preview-origin"
+                >
+                  {origins.length !== 1 && <option value="">{t('cache.selectOrigin')}</option>}
+                  {origins.map((origin) => (
+                    <option key={origin.key} value={origin.key}>
+                      {origin.label}
+                    </option>
+                  ))}
+                </Form.Select>
+                <FieldError error={errors.originKey} />
+              </Form.Group>
+              <Form.Group className="mb-3" controlId="preview-path">
+                <Form.Label>{t('preview.path')}</Form.Label>
+                <Form.Control
+                  list={samplePaths ? 'preview-samples' : undefined}
+                  isInvalid={!!errors.path}
+                  placeholder="/photos/cat.jpg"
+                  {...register('path')}
+                  data-testid="preview-path"
+                />
+                <FieldError error={errors.path} />
+                {samplePaths && (
+                  <datalist id="preview-samples">
+                    {samplePaths.map((path) => (
+                      <option key={path} value={path} />
+                    ))}
+                  </datalist>
+                )}
+                {samplePaths && (
+                  <Form.Text>{t('preview.samplesHelp', { paths: samplePaths.join(', ') })}</Form.Text>
+                )}
+              </Form.Group>
+              <Row className="g-2 mb-3">
+                <Col xs={6}>
+                  <Form.Group controlId="preview-width">
+                    <Form.Label>{t('preview.width')}</Form.Label>
+                    <Form.Control type="number" min={1} {...register('width')} data-testid="preview-width" />
+                  </Form.Group>
+                </Col>
+                <Col xs={6}>
+                  <Form.Group controlId="preview-height">
+                    <Form.Label>{t('preview.height')}</Form.Label>
+                    <Form.Control
+                      type="number"
+                      min={1}
+                      {...register('height')}
+                      data-testid="preview-height"
+                    />
+                  </Form.Group>
+                </Col>
+              </Row>
+              <Form.Group className="mb-3" controlId="preview-mode">
+                <Form.Label>{t('preview.mode')}</Form.Label>
+                <Form.Select {...register('mode')} data-testid="preview-mode">
+                  <option value="">{t('preview.modeDefault')}</option>
+                  {(['0', '1', '2', '3'] as const).map((mode) => (
+                    <option key={mode} value={mode}>
+                      {t(`preview.mode${mode}`)}
+                    </option>
+                  ))}
+                </Form.Select>
+              </Form.Group>
+              <Row className="g-2 mb-3">
+                <Col xs={7}>
+                  <Form.Group controlId="preview-format">
+                    <Form.Label>{t('preview.format')}</Form.Label>
+                    <Form.Select {...register('format')} data-testid="preview-format-select">
+                      {FORMATS.map((format) => (
+                        <option key={format} value={format}>
+                          {format === '' ? t('preview.formatDefault') : format}
+                        </option>
+                      ))}
+                    </Form.Select>
+                  </Form.Group>
+                </Col>
+                <Col xs={5}>
+                  <Form.Group controlId="preview-quality">
+                    <Form.Label>{t('preview.quality')}</Form.Label>
+                    <Form.Control
+                      type="number"
+                      min={0}
+                      max={100}
+                      placeholder="auto"
+                      {...register('quality')}
+                      data-testid="preview-quality"
+                    />
+                  </Form.Group>
+                </Col>
+              </Row>
+              <Form.Group className="mb-3" controlId="preview-extra">
+                <Form.Label>{t('preview.extra')}</Form.Label>
+                <Form.Control
+                  className="font-monospace"
+                  placeholder="blur=5x2,grayscale=100"
+                  {...register('extra')}
+                  data-testid="preview-extra"
+                />
+                <Form.Text>{t('preview.extraHelp')}</Form.Text>
+              </Form.Group>
+              <Form.Check
+                type="switch"
+                id="preview-compare-switch"
+                className="mb-3"
+                label={t('preview.compare')}
+                {...register('compare')}
+                data-testid="preview-compare-switch"
+              />
+              <Button type="submit" className="w-100" disabled={busy} data-testid="preview-submit">
+                {busy && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+                {t('preview.submit')}
+              </Button>
+            </Form>
+          </Card.Body>
+        </Card>
+      </Col>
+      <Col lg={8}>
+        {requested ? (
+          <Results
+            key={requested.converted + requested.compared.length}
+            requested={requested}
+            actions={actions}
+          />
+        ) : (
+          <Alert variant="secondary">{t('preview.empty')}</Alert>
+        )}
+      </Col>
+    </Row>
+  );
+}

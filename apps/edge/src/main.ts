@@ -1,0 +1,46 @@
+// The image edge alone (`npm run start:edge`): delivery on EDGE_PORT (HTTPS for custom domains
+// on EDGE_TLS_PORT) over the shared database, purges and console cache calls over REDIS_URL,
+// metrics and probes on METRICS_PORT. Run as many as needed behind a load balancer.
+import {
+  createLogger,
+  createServerDeps,
+  drainServer,
+  Health,
+  loadConfig,
+  onShutdown,
+  processRegistry,
+  startOps,
+} from '@ukiyo/server';
+import { Registry } from 'prom-client';
+import { createEdge } from './index.ts';
+
+const config = loadConfig();
+const log = createLogger(config, 'edge');
+const { deps, database } = await createServerDeps(config, { log });
+const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
+const edge = await createEdge(deps);
+
+const listening = (server: typeof edge.server, port: number) =>
+  new Promise<void>((resolve) => server.listen(port, config.HOST, resolve));
+await Promise.all([
+  listening(edge.server, config.EDGE_PORT),
+  listening(edge.tlsServer, config.EDGE_TLS_PORT),
+]);
+const registry = Registry.merge([processRegistry('edge'), edge.metrics]);
+const health = new Health().include('edge', edge.health);
+const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
+log.info(
+  {
+    port: config.EDGE_PORT,
+    tlsPort: config.EDGE_TLS_PORT,
+    metricsPort: ops.port,
+    redis: Boolean(config.REDIS_URL),
+  },
+  'image edge listening',
+);
+
+onShutdown(log, health, graceMs, [
+  () => edge.close({ graceMs }),
+  () => drainServer(ops.server, 0),
+  () => database.close(),
+]);

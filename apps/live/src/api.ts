@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import {
+  isLiveTarget,
+  LIVE_TARGETS,
+  Permission,
+  type LiveRequest,
+  type LiveResponse,
+  type LiveTarget,
+} from '@ukiyo/contract';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { every } from 'hono/combine';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import type { TokenPrincipal } from '../../server/src/auth/api-tokens.ts';
+import type { Throttle } from '../../server/src/auth/throttle.ts';
+import { AppError } from '../../server/src/http/app-error.ts';
+import { bearerAuth } from '../../server/src/http/public-api.ts';
+import type { ServerDeps } from '../../server/src/operations/context.ts';
+import { createChannelRecord, findChannel, listChannels } from '../../server/src/operations/channels.ts';
+import type { DestinationSecrets } from './archive.ts';
+import type { LiveCore } from './core.ts';
+import type { LiveDeps } from './types.ts';
+
+export type LiveEnv = { Variables: { principal: TokenPrincipal } };
+
+/** A refusal of the live API: `{ok: false, error, invalids?}` with this status. */
+export class LiveApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly invalids?: Record<string, string[]>,
+  ) {
+    super(message);
+  }
+}
+
+export function errorResponse(c: Context, error: LiveApiError) {
+  return c.json({ ok: false, error: error.message, ...(error.invalids ? { invalids: error.invalids } : {}) }, error.status);
+}
+
+/**
+ * The shared bearer check of the public APIs (encoded API token holding the live permission,
+ * bit 2), then: the token's organization must be a live one.
+ */
+export function liveAuth(deps: LiveDeps, throttle: Throttle): MiddlewareHandler<LiveEnv> {
+  // bearerAuth uses only these of the server's deps: the token table, its rate limits and
+  // the client address rules.
+  const used: Pick<ServerDeps, 'db' | 'config' | 'throttle'> = { db: deps.db, config: deps.config, throttle };
+  const bearer = bearerAuth(used as ServerDeps, Permission.channel);
+  const live: MiddlewareHandler<LiveEnv> = async (c, next) => {
+    if (!c.get('principal').isLive) {
+      return errorResponse(c, new LiveApiError(403, 'live streaming is not available for this organization'));
+    }
+    await next();
+  };
+  return every(bearer, live);
+}
+
+type Implementations = {
+  [T in LiveTarget]: (request: LiveRequest<T>, organizationId: number) => Promise<LiveResponse<T>>;
+};
+
+const notFound = (what: string) => new LiveApiError(404, `${what} not found`);
+
+function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Implementations {
+  const { db, secrets } = deps;
+  const soraUrl = `${publicUrl.replace(/^http/, 'ws')}/signaling`;
+  const createChannel = async (
+    organizationId: number,
+    input: Parameters<typeof createChannelRecord>[3],
+  ): Promise<{ channel_id: string; sora_url: string }> => {
+    try {
+      const row = await createChannelRecord(db, secrets, organizationId, input);
+      return { channel_id: row.id, sora_url: soraUrl };
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'validation error') {
+        throw new LiveApiError(400, 'validation error', error.details.invalids);
+      }
+      throw error;
+    }
+  };
+  return {
+    'ImageFlux_20200316.CreateMultistreamChannelWithHLS': (request, organizationId) =>
+      createChannel(organizationId, {
+        hls: request.hls,
+        encryptKeyUri: request.encrypt_key_uri,
+        authWebhookUrl: request.auth_webhook_url,
+        eventWebhookUrl: request.event_webhook_url,
+      }),
+    'ImageFlux_20200316.CreateMultistreamChannel': (request, organizationId) =>
+      createChannel(organizationId, {
+        hls: [],
+        encryptKeyUri: '',
+        authWebhookUrl: request.auth_webhook_url,
+        eventWebhookUrl: request.event_webhook_url,
+      }),
+    'ImageFlux_20200207.ListPlaylistURLs': async ({ channel_id }, organizationId) => {
+      const channel = await findChannel(db, organizationId, channel_id);
+      if (!channel) throw notFound('channel');
+      return {
+        channel_id,
+        hls:
+          channel.playlist_url && channel.connection_id
+            ? [{ connection_id: channel.connection_id, playlist_url: channel.playlist_url }]
+            : [],
+      };
+    },
+    'ImageFlux_20180501.DeleteChannel': async ({ channel_id }, organizationId) => {
+      if (!(await core.deleteChannel(organizationId, channel_id))) throw notFound('channel');
+      return {};
+    },
+    'ImageFlux_20200729.ListChannelIDs': async (_request, organizationId) => ({
+      channel_ids: (await listChannels(db, organizationId)).map((channel) => channel.id),
+    }),
+    'ImageFlux_20190205.CreateArchiveDestination': async (request, organizationId) => {
+      const { bucket_uri, ...config } = request;
+      const row = await db
+        .insertInto('archive_destinations')
+        .values({
+          id: randomBytes(10).toString('hex'),
+          organization_id: organizationId,
+          bucket_uri,
+          config_enc: secrets.seal(JSON.stringify(config satisfies DestinationSecrets)),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { archive_destination_id: row.id };
+    },
+    'ImageFlux_20190205.DeleteArchiveDestination': async ({ archive_destination_id }, organizationId) => {
+      const result = await db
+        .deleteFrom('archive_destinations')
+        .where('id', '=', archive_destination_id)
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
+      if (result.numDeletedRows === 0n) throw notFound('archive destination');
+      return {};
+    },
+    'ImageFlux_20190205.ListArchiveDestinations': async (_request, organizationId) => {
+      const rows = await db
+        .selectFrom('archive_destinations')
+        .select(['id', 'bucket_uri'])
+        .where('organization_id', '=', organizationId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return {
+        archive_destinations: rows.map((row) => ({ archive_destination_id: row.id, bucket_uri: row.bucket_uri })),
+      };
+    },
+    'ImageFlux_20200707.GetEncryptKey': async ({ kid }, organizationId) => {
+      // Deleted channels included: their archived segments still need the key.
+      const row = await db
+        .selectFrom('channels')
+        .select('encrypt_key_enc')
+        .where('kid', '=', kid)
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
+      if (!row?.encrypt_key_enc) throw notFound('key');
+      return { encrypt_key: secrets.open(row.encrypt_key_enc) };
+    },
+  };
+}
+
+function invalidsOf(error: z.ZodError): Record<string, string[]> {
+  const invalids: Record<string, string[]> = {};
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.') || '(body)';
+    (invalids[path] ??= []).push(issue.message);
+  }
+  return invalids;
+}
+
+/**
+ * The Sora-style API: `POST /` (or `POST /api`) with `X-Sora-Target: {Namespace_YYYYMMDD}.{Operation}`
+ * and a JSON body, validated by the contract's schema for that target.
+ */
+export function mountLiveApi(
+  app: Hono<LiveEnv>,
+  deps: LiveDeps,
+  auth: MiddlewareHandler<LiveEnv>,
+  core: LiveCore,
+  publicUrl: string,
+): void {
+  const operations = implementations(deps, core, publicUrl);
+  const handler = async (c: Context<LiveEnv>) => {
+    const target = c.req.header('x-sora-target') ?? '';
+    if (!isLiveTarget(target)) {
+      return errorResponse(c, new LiveApiError(400, `unknown X-Sora-Target: ${target.slice(0, 100) || '(none)'}`));
+    }
+    const text = await c.req.text();
+    let body: unknown = {};
+    if (text.trim() !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return errorResponse(c, new LiveApiError(400, 'the body must be JSON'));
+      }
+    }
+    const { request, response } = LIVE_TARGETS[target];
+    const parsed = request.safeParse(body);
+    if (!parsed.success) {
+      return errorResponse(c, new LiveApiError(400, 'validation error', invalidsOf(parsed.error)));
+    }
+    try {
+      const run = operations[target] as (request: unknown, organizationId: number) => Promise<unknown>;
+      const result = await run(parsed.data, c.get('principal').organizationId);
+      return c.json(response.parse(result));
+    } catch (error) {
+      if (error instanceof LiveApiError) return errorResponse(c, error);
+      throw error;
+    }
+  };
+  const limit = bodyLimit({
+    maxSize: 1024 * 1024,
+    onError: (c) => errorResponse(c, new LiveApiError(413, 'the body is larger than 1 MiB')),
+  });
+  for (const path of ['/', '/api']) app.post(path, limit, auth, handler);
+}

@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto';
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { encryptKeyUrl, type Rendition } from '@ukiyo/contract';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import {
+  findChannel,
+  markChannelDeleting,
+  type ChannelRow,
+  type ChannelSettings,
+} from '../../server/src/operations/channels.ts';
+import { loadDestination, type Destination } from './archive.ts';
+import { PublishSession, WhipError, type SessionTimings } from './session.ts';
+import type { LiveUsage } from './usage.ts';
+import type { LiveDeps } from './types.ts';
+import type { Webhooks } from './webhooks.ts';
+
+export interface CoreOptions {
+  /** `{DATA_DIR}/live`: one directory per channel, one per publisher session inside. */
+  dir: string;
+  /** Base of the URLs reported to clients (playlists). */
+  publicUrl: string;
+  timings: SessionTimings;
+  /** A claim on a channel whose holder stopped refreshing it for this long is free again. */
+  staleClaimMs: number;
+  archiveRetry: { attempts: number; backoffMs: number };
+}
+
+interface Hosted {
+  organizationId: number;
+  renditions: Rendition[];
+  /** The session publishing now, if any; its files stay served after it ends. */
+  session?: PublishSession;
+  connectionId?: string;
+}
+
+function renditionsOf(row: ChannelRow): Rendition[] {
+  return (row.settings as Partial<ChannelSettings>).hls ?? [];
+}
+
+/**
+ * The live process's state: which channels it hosts (publisher sessions and their HLS files),
+ * the channel's claim in the database (one publisher per channel across processes), deletion.
+ */
+export class LiveCore {
+  /** Channels with files in this process's directory, publishing or not. */
+  private readonly hosted = new Map<string, Hosted>();
+  /** Deletions in progress, so a second request waits for the first. */
+  private readonly deleting = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly deps: LiveDeps,
+    private readonly log: Logger,
+    private readonly usage: LiveUsage,
+    private readonly webhooks: Webhooks,
+    private readonly agents: { http: HttpAgent; https: HttpsAgent },
+    private readonly options: CoreOptions,
+  ) {}
+
+  /** What the HLS handler may serve: the channel's organization, renditions and directory. */
+  served(channelId: string): (Hosted & { dir: string }) | undefined {
+    const hosted = this.hosted.get(channelId);
+    return hosted && { ...hosted, dir: join(this.options.dir, channelId) };
+  }
+
+  get sessionCount(): number {
+    return [...this.hosted.values()].filter((hosted) => hosted.session).length;
+  }
+
+  /** Starts a publisher on a channel of the organization; answers the SDP offer. */
+  async publish(
+    organizationId: number,
+    channelId: string,
+    offer: string,
+  ): Promise<{ connectionId: string; answer: string }> {
+    const { db } = this.deps;
+    const channel = await findChannel(db, organizationId, channelId);
+    if (!channel || channel.status !== 'normal') throw new WhipError(404, 'no such channel');
+    const renditions = renditionsOf(channel);
+    if (renditions.length === 0) throw new WhipError(409, 'the channel has no HLS renditions');
+    if (this.hosted.get(channelId)?.session) throw new WhipError(409, 'the channel already has a publisher');
+    const connectionId = randomBytes(10).toString('hex');
+    if (
+      channel.auth_webhook_url &&
+      !(await this.webhooks.allowed(channel.auth_webhook_url, {
+        channel_id: channelId,
+        connection_id: connectionId,
+        role: 'sendonly',
+        protocol: 'whip',
+        timestamp: new Date().toISOString(),
+      }))
+    ) {
+      throw new WhipError(403, 'refused by the auth webhook');
+    }
+    const claimed = await db
+      .updateTable('channels')
+      .set({ active_connections: 1, connection_id: connectionId, playlist_url: null, heartbeat_at: new Date() })
+      .where('id', '=', channelId)
+      .where('status', '=', 'normal')
+      .where('deleted_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('active_connections', '=', 0),
+          eb('heartbeat_at', 'is', null),
+          eb('heartbeat_at', '<', new Date(Date.now() - this.options.staleClaimMs)),
+        ]),
+      )
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows === 0n) throw new WhipError(409, 'the channel already has a publisher');
+
+    const hosted: Hosted = { organizationId, renditions, connectionId };
+    this.hosted.set(channelId, hosted);
+    try {
+      const destinations = await this.destinations(organizationId, renditions);
+      const session = new PublishSession({
+        channelId,
+        organizationId,
+        connectionId,
+        renditions,
+        dir: join(this.options.dir, channelId, connectionId),
+        ...(channel.encrypt_key_enc && channel.kid
+          ? {
+              encryption: {
+                key: Buffer.from(this.deps.secrets.open(channel.encrypt_key_enc), 'hex'),
+                uri: encryptKeyUrl(channel.encrypt_key_uri, channel.kid),
+              },
+            }
+          : {}),
+        destinations,
+        eventWebhookUrl: channel.event_webhook_url,
+        webhooks: this.webhooks,
+        usage: this.usage,
+        log: this.log.child({ channelId, connectionId }),
+        timings: this.options.timings,
+        archiveRetry: this.options.archiveRetry,
+        onPlaylist: () => void this.playlistReady(channel, connectionId),
+        onEnd: () => this.sessionEnded(channelId, connectionId),
+      });
+      hosted.session = session;
+      this.usage.connected(connectionId, channelId, organizationId);
+      // Files of the channel's previous session go: one session's files at a time.
+      await rm(join(this.options.dir, channelId), { recursive: true, force: true });
+      return { connectionId, answer: await session.negotiate(offer) };
+    } catch (error) {
+      if (hosted.session) await hosted.session.stop('negotiation failed');
+      else await this.release(channelId, connectionId);
+      throw error;
+    }
+  }
+
+  private async destinations(organizationId: number, renditions: Rendition[]) {
+    const found = new Map<number, Destination>();
+    for (const [index, rendition] of renditions.entries()) {
+      const id = rendition.archive.archive_destination_id;
+      if (!id) continue;
+      const destination = await loadDestination(this.deps.db, this.deps.secrets, this.agents, organizationId, id);
+      if (destination) found.set(index, destination);
+      else this.log.warn({ destinationId: id }, 'archive destination gone: rendition not archived');
+    }
+    return found;
+  }
+
+  private playlistUrl(channelId: string, connectionId: string): string {
+    return `${this.options.publicUrl}/hls/${channelId}/${connectionId}/master.m3u8`;
+  }
+
+  private async playlistReady(channel: ChannelRow, connectionId: string): Promise<void> {
+    const url = this.playlistUrl(channel.id, connectionId);
+    await this.deps.db
+      .updateTable('channels')
+      .set({ playlist_url: url })
+      .where('id', '=', channel.id)
+      .where('connection_id', '=', connectionId)
+      .execute();
+    this.webhooks.event(channel.event_webhook_url, {
+      channel_id: channel.id,
+      connection_id: connectionId,
+      timestamp: new Date().toISOString(),
+      type: 'notify.playlist_url',
+      playlist_url: url,
+    });
+  }
+
+  private async sessionEnded(channelId: string, connectionId: string): Promise<void> {
+    this.usage.disconnected(connectionId);
+    const hosted = this.hosted.get(channelId);
+    if (hosted?.connectionId === connectionId) hosted.session = undefined;
+    await this.release(channelId, connectionId).catch((error: unknown) =>
+      this.log.warn({ err: error, channelId }, 'could not release the channel'),
+    );
+  }
+
+  private async release(channelId: string, connectionId: string): Promise<void> {
+    await this.deps.db
+      .updateTable('channels')
+      .set({ active_connections: 0, connection_id: null, playlist_url: null, heartbeat_at: null })
+      .where('id', '=', channelId)
+      .where('connection_id', '=', connectionId)
+      .execute();
+  }
+
+  /** WHIP DELETE: ends the session named by the Location the publisher was given. */
+  async unpublish(organizationId: number, channelId: string, connectionId: string): Promise<boolean> {
+    const hosted = this.hosted.get(channelId);
+    if (!hosted?.session || hosted.organizationId !== organizationId || hosted.connectionId !== connectionId) {
+      return false;
+    }
+    await hosted.session.stop('publisher left (WHIP DELETE)');
+    return true;
+  }
+
+  /** DeleteChannel: 'deleting' at once, then publisher and files gone, then deleted for good. */
+  async deleteChannel(organizationId: number, channelId: string): Promise<boolean> {
+    if (!(await markChannelDeleting(this.deps.db, organizationId, channelId))) return false;
+    await this.finishDeletion(channelId);
+    return true;
+  }
+
+  private finishDeletion(channelId: string): Promise<void> {
+    let running = this.deleting.get(channelId);
+    if (!running) {
+      running = (async () => {
+        await this.teardown(channelId);
+        await this.deps.db
+          .updateTable('channels')
+          .set({
+            status: 'deleted',
+            deleted_at: new Date(),
+            active_connections: 0,
+            connection_id: null,
+            playlist_url: null,
+            heartbeat_at: null,
+          })
+          .where('id', '=', channelId)
+          .execute();
+      })().finally(() => this.deleting.delete(channelId));
+      this.deleting.set(channelId, running);
+    }
+    return running;
+  }
+
+  private async teardown(channelId: string): Promise<void> {
+    const hosted = this.hosted.get(channelId);
+    this.hosted.delete(channelId);
+    await hosted?.session?.stop('channel deleted');
+    await rm(join(this.options.dir, channelId), { recursive: true, force: true });
+  }
+
+  /**
+   * Periodic: refreshes the claims of this process's publishers, and carries out deletions
+   * asked for elsewhere (the console's channel.delete marks 'deleting'). A channel published
+   * here is torn down by this process; one published nowhere by whichever process sees it.
+   */
+  async tick(): Promise<void> {
+    const { db } = this.deps;
+    const publishing = [...this.hosted.entries()].filter(([, hosted]) => hosted.session);
+    if (publishing.length > 0) {
+      await db
+        .updateTable('channels')
+        .set({ heartbeat_at: sql`now()` })
+        .where(
+          'id',
+          'in',
+          publishing.map(([id]) => id),
+        )
+        .where('status', '=', 'normal')
+        .execute();
+    }
+    const doomed = await db
+      .selectFrom('channels')
+      .select(['id', 'active_connections', 'heartbeat_at'])
+      .where('status', '=', 'deleting')
+      .where('deleted_at', 'is', null)
+      .execute();
+    const staleBefore = Date.now() - this.options.staleClaimMs;
+    for (const row of doomed) {
+      const elsewhere =
+        !this.hosted.get(row.id)?.session &&
+        row.active_connections > 0 &&
+        row.heartbeat_at !== null &&
+        row.heartbeat_at.getTime() > staleBefore;
+      if (!elsewhere) await this.finishDeletion(row.id);
+    }
+  }
+
+  /** Ends every session and removes every file this process wrote. */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.deleting.values());
+    const channels = [...this.hosted.keys()];
+    await Promise.all(channels.map((id) => this.teardown(id)));
+  }
+}

@@ -1,0 +1,181 @@
+import type { Rendition, VideoCodec } from '@ukiyo/contract';
+
+/**
+ * The HLS ladder of one publisher as ffmpeg arguments and playlists (pure: unit-tested).
+ * One ffmpeg reads the publisher's WebM from stdin and writes one HLS output per rendition, each
+ * with its own segment length, into `{dir}/{index}/`; the master playlist is ours.
+ */
+
+/** H.264 levels: max frame size and max macroblock rate (ITU-T H.264 table A-1). */
+const LEVELS: [level: number, frameMbs: number, mbsPerSecond: number][] = [
+  [21, 792, 19_800],
+  [22, 1_620, 20_250],
+  [30, 1_620, 40_500],
+  [31, 3_600, 108_000],
+  [32, 5_120, 216_000],
+  [40, 8_192, 245_760],
+  [42, 8_704, 522_240],
+  [50, 22_080, 589_824],
+  [51, 36_864, 983_040],
+  [52, 36_864, 2_073_600],
+  [60, 139_264, 4_177_920],
+];
+
+/** x264 needs even dimensions for 4:2:0: odd requests lose one pixel. */
+export function outputSize(rendition: Rendition): { width: number; height: number } {
+  return { width: rendition.video.width & ~1, height: rendition.video.height & ~1 };
+}
+
+export function h264Level(width: number, height: number, fps: number): number {
+  const frameMbs = Math.ceil(width / 16) * Math.ceil(height / 16);
+  const found = LEVELS.find(([, maxFrame, maxRate]) => frameMbs <= maxFrame && frameMbs * fps <= maxRate);
+  return (found ?? LEVELS[LEVELS.length - 1]!)[0];
+}
+
+const PROFILES: Record<VideoCodec, { name: string; idc: string; x264: string[] }> = {
+  // ultrafast turns CABAC and 8x8 transforms off, which would silently make every stream
+  // baseline; the profile asked for gets the tools that define it back.
+  h264_high: { name: 'high', idc: '6400', x264: ['cabac=1', '8x8dct=1'] },
+  h264_main: { name: 'main', idc: '4d40', x264: ['cabac=1'] },
+  h264_baseline: { name: 'baseline', idc: '42e0', x264: [] },
+};
+
+export function codecsAttribute(rendition: Rendition, withAudio: boolean): string {
+  const { width, height } = outputSize(rendition);
+  const level = h264Level(width, height, rendition.video.fps).toString(16).padStart(2, '0');
+  const video = `avc1.${PROFILES[rendition.video.codec].idc}${level}`;
+  return withAudio ? `${video},mp4a.40.2` : video;
+}
+
+/** Peak bits per second of a variant: video max rate, audio, and MPEG-TS overhead. */
+export function variantBandwidth(rendition: Rendition, withAudio: boolean): number {
+  return Math.ceil(((rendition.video.bps + (withAudio ? rendition.audio.bps : 0)) * 11) / 10);
+}
+
+export interface LadderInput {
+  renditions: Rendition[];
+  /** Where `{index}/index.m3u8` and `{index}/seg{n}.ts` are written. */
+  dir: string;
+  withAudio: boolean;
+  /** ffmpeg's key info file (URI line, key file line): AES-128 segments. */
+  keyInfoFile?: string;
+}
+
+/** How many segments a media playlist lists; older ones are deleted a little later. */
+const LIST_SIZE = 10;
+
+export function ffmpegArgs(input: LadderInput): string[] {
+  const { renditions, dir } = input;
+  const filters = [`[0:v]split=${renditions.length}${renditions.map((_, i) => `[s${i}]`).join('')}`];
+  for (const [i, rendition] of renditions.entries()) {
+    const { width, height } = outputSize(rendition);
+    filters.push(
+      `[s${i}]fps=${rendition.video.fps},scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,format=yuv420p[v${i}]`,
+    );
+  }
+  const args = [
+    '-hide_banner',
+    '-nostats',
+    '-loglevel',
+    'error',
+    // The publisher's stream starts now: no probing beyond the WebM header and first frames.
+    '-fflags',
+    '+genpts+nobuffer',
+    '-analyzeduration',
+    '0',
+    '-probesize',
+    '32768',
+    '-f',
+    'webm',
+    '-i',
+    'pipe:0',
+    '-filter_complex',
+    filters.join(';'),
+  ];
+  for (const [i, rendition] of renditions.entries()) {
+    const { width, height } = outputSize(rendition);
+    const { fps, bps, codec } = rendition.video;
+    const seconds = rendition.durationSeconds;
+    // One GOP per segment, cut on time and never on scene changes: segments are exactly
+    // durationSeconds, each starts with a keyframe, and a player can start on any of them.
+    const gop = fps * seconds;
+    args.push(
+      '-map',
+      `[v${i}]`,
+      ...(input.withAudio ? ['-map', '0:a'] : []),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-profile:v',
+      PROFILES[codec].name,
+      '-level:v',
+      (h264Level(width, height, fps) / 10).toFixed(1),
+      '-x264-params',
+      ['scenecut=0', 'open-gop=0', ...PROFILES[codec].x264].join(':'),
+      '-b:v',
+      String(bps),
+      '-maxrate:v',
+      String(bps),
+      '-bufsize:v',
+      String(bps),
+      '-g:v',
+      String(gop),
+      '-keyint_min:v',
+      String(gop),
+      '-sc_threshold:v',
+      '0',
+      '-force_key_frames:v',
+      `expr:gte(t,n_forced*${seconds})`,
+      ...(input.withAudio ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000'] : []),
+      '-f',
+      'hls',
+      '-hls_time',
+      String(seconds),
+      '-hls_list_size',
+      String(LIST_SIZE),
+      '-hls_delete_threshold',
+      '3',
+      '-hls_flags',
+      'independent_segments+delete_segments+temp_file',
+      '-hls_segment_type',
+      'mpegts',
+      ...(input.keyInfoFile ? ['-hls_key_info_file', input.keyInfoFile] : []),
+      '-hls_segment_filename',
+      `${dir}/${i}/seg%d.ts`,
+      `${dir}/${i}/index.m3u8`,
+    );
+  }
+  return args;
+}
+
+export function masterPlaylist(renditions: Rendition[], withAudio: boolean): string {
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-INDEPENDENT-SEGMENTS'];
+  for (const [i, rendition] of renditions.entries()) {
+    const { width, height } = outputSize(rendition);
+    lines.push(
+      `#EXT-X-STREAM-INF:BANDWIDTH=${variantBandwidth(rendition, withAudio)},RESOLUTION=${width}x${height},` +
+        `FRAME-RATE=${rendition.video.fps.toFixed(3)},CODECS="${codecsAttribute(rendition, withAudio)}"`,
+      `${i}/index.m3u8`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** ffmpeg has no EXT-X-START: it is added to each media playlist as it is served or archived. */
+export function decorateMediaPlaylist(playlist: string, rendition: Rendition): string {
+  if (rendition.startTimeOffset === undefined || !playlist.startsWith('#EXTM3U')) return playlist;
+  const newline = playlist.indexOf('\n');
+  return `${playlist.slice(0, newline + 1)}#EXT-X-START:TIME-OFFSET=${rendition.startTimeOffset}\n${playlist.slice(newline + 1)}`;
+}
+
+/** The segment file names of a media playlist, oldest first. */
+export function playlistSegments(playlist: string): string[] {
+  return playlist
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}

@@ -1,0 +1,137 @@
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { guardedAgents } from '../../edge/src/origins/ssrf.ts';
+import { Throttle } from '../../server/src/auth/throttle.ts';
+import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
+import { LiveCore } from './core.ts';
+import { mountHls } from './hls.ts';
+import type { SessionTimings } from './session.ts';
+import type { LiveDeps } from './types.ts';
+import { LiveUsage } from './usage.ts';
+import { Webhooks } from './webhooks.ts';
+import { mountWhip } from './whip.ts';
+
+export type { LiveDeps } from './types.ts';
+
+export interface LiveOptions {
+  /** Default `{DATA_DIR}/live`. */
+  dir: string;
+  /** Base of reported URLs; default LIVE_PUBLIC_URL, else `http://localhost:{LIVE_PORT}`. */
+  publicUrl: string;
+  /** Usage written, claims refreshed and remote deletions carried out this often. */
+  tickMs: number;
+  usageFlushMs: number;
+  staleClaimMs: number;
+  timings: SessionTimings;
+  webhookTimeoutMs: number;
+  webhookAttempts: number;
+  webhookBackoffMs: number;
+  archiveAttempts: number;
+  archiveBackoffMs: number;
+}
+
+export interface Live {
+  /** WHIP ingest, HLS output and the live API; not yet listening. */
+  server: Server;
+  /** Publisher sessions running in this process. */
+  sessionCount(): number;
+  /** Writes pending usage now. */
+  flushUsage(): Promise<void>;
+  /** Runs the periodic claim refresh and remote deletions now. */
+  tick(): Promise<void>;
+  /** Ends every session (ffmpeg included), removes this process's HLS files, stops timers. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl'> = {
+  tickMs: 2_000,
+  usageFlushMs: 5_000,
+  staleClaimMs: 30_000,
+  timings: {
+    watchMs: 100,
+    pliStartMs: 500,
+    pliSteadyMs: 10_000,
+    mediaTimeoutMs: 10_000,
+    iceGatheringTimeoutMs: 5_000,
+  },
+  webhookTimeoutMs: 5_000,
+  webhookAttempts: 4,
+  webhookBackoffMs: 500,
+  archiveAttempts: 4,
+  archiveBackoffMs: 500,
+};
+
+export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
+  const options: LiveOptions = {
+    dir: join(deps.config.DATA_DIR, 'live'),
+    publicUrl: (deps.config.LIVE_PUBLIC_URL ?? `http://localhost:${deps.config.LIVE_PORT}`).replace(/\/+$/, ''),
+    ...DEFAULTS,
+    ...overrides,
+  };
+  const log = deps.log.child({ app: 'live' });
+  // Webhooks and archive buckets are customer URLs: never our own network (ALLOW_PRIVATE_ORIGINS
+  // lifts this for development and tests, as for image origins).
+  const agents = guardedAgents(deps.config.ALLOW_PRIVATE_ORIGINS);
+  const usage = new LiveUsage(deps.db, log);
+  const webhooks = new Webhooks(
+    {
+      agents,
+      timeoutMs: options.webhookTimeoutMs,
+      attempts: options.webhookAttempts,
+      backoffMs: options.webhookBackoffMs,
+    },
+    log,
+  );
+  const core = new LiveCore(deps, log, usage, webhooks, agents, {
+    dir: options.dir,
+    publicUrl: options.publicUrl,
+    timings: options.timings,
+    staleClaimMs: options.staleClaimMs,
+    archiveRetry: { attempts: options.archiveAttempts, backoffMs: options.archiveBackoffMs },
+  });
+
+  const app = new Hono<LiveEnv>();
+  const auth = liveAuth(deps, new Throttle(deps.db));
+  mountWhip(app, auth, core);
+  mountHls(app, core, usage);
+  mountLiveApi(app, deps, auth, core, options.publicUrl);
+  app.onError((error, c) => {
+    log.error({ err: error }, 'live request failed');
+    return c.json({ ok: false, error: 'internal error' }, 500);
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+
+  usage.start(options.usageFlushMs);
+  let ticking: Promise<void> = Promise.resolve();
+  const tick = () => {
+    ticking = ticking
+      .then(() => core.tick())
+      .catch((error: unknown) => log.warn({ err: error }, 'live tick failed'));
+    return ticking;
+  };
+  const ticker = setInterval(() => void tick(), options.tickMs);
+  ticker.unref();
+
+  return {
+    server,
+    sessionCount: () => core.sessionCount,
+    flushUsage: () => usage.flush(),
+    tick,
+    async close() {
+      clearInterval(ticker);
+      await ticking;
+      await new Promise<void>((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await core.close();
+      await webhooks.drain();
+      await usage.stop();
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}

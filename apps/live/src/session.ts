@@ -1,0 +1,357 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Rendition } from '@ukiyo/contract';
+import type { Logger } from 'pino';
+import { RTCPeerConnection, useH264, useOPUS, useVP8, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
+import {
+  DepacketizeCallback,
+  JitterBufferCallback,
+  RtpSourceCallback,
+  RtpTimeCallback,
+  WebmCallback,
+} from 'werift/nonstandard';
+import { ArchiveQueue, type Destination } from './archive.ts';
+import { decorateMediaPlaylist, ffmpegArgs, masterPlaylist, playlistSegments } from './hls/ladder.ts';
+import type { LiveUsage } from './usage.ts';
+import type { Webhooks } from './webhooks.ts';
+
+/** A refusal of a WHIP offer, answered with this status. */
+export class WhipError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface SessionTimings {
+  /** How often new segments are looked for (archive, first-playlist notice). */
+  watchMs: number;
+  /** Keyframe requests: often until the first segment, then now and then for recovery. */
+  pliStartMs: number;
+  pliSteadyMs: number;
+  /** No media for this long (or ICE disconnected this long) ends the session. */
+  mediaTimeoutMs: number;
+  iceGatheringTimeoutMs: number;
+}
+
+export interface SessionOptions {
+  channelId: string;
+  organizationId: number;
+  connectionId: string;
+  renditions: Rendition[];
+  /** The session's own directory: `hls/` is served, `private/` holds the key file. */
+  dir: string;
+  /** AES-128 segments: the key (16 bytes) and the URI written in EXT-X-KEY. */
+  encryption?: { key: Buffer; uri: string };
+  /** Renditions archived, by index. */
+  destinations: Map<number, Destination>;
+  eventWebhookUrl: string;
+  webhooks: Webhooks;
+  usage: LiveUsage;
+  log: Logger;
+  timings: SessionTimings;
+  archiveRetry: { attempts: number; backoffMs: number };
+  /** The master playlist exists (its first segment is written). */
+  onPlaylist(): void;
+  onEnd(): Promise<void>;
+}
+
+type MediaKind = 'audio' | 'video';
+
+/** The m-sections of an offer the publisher sends on. */
+function offeredMedia(sdp: string): MediaKind[] {
+  const sections = sdp.split(/\r?\n(?=m=)/).slice(1);
+  const kinds: MediaKind[] = [];
+  for (const section of sections) {
+    const kind = /^m=(\w+) (\d+)/.exec(section);
+    if (!kind || kind[2] === '0') continue;
+    if (kind[1] !== 'audio' && kind[1] !== 'video') throw new WhipError(400, `unsupported m-section ${kind[1]}`);
+    if (/^a=(recvonly|inactive)\s*$/m.test(section)) continue;
+    kinds.push(kind[1]);
+  }
+  return kinds;
+}
+
+const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
+
+/**
+ * One WHIP publisher: a werift peer connection receiving H.264 or VP8 and Opus, its RTP turned
+ * into a WebM stream (jitter buffer, depacketizer) piped into one ffmpeg that encodes the HLS
+ * ladder. A pipe rather than RTP over UDP to ffmpeg: nothing is lost or reordered between the
+ * two, and ffmpeg needs no ports or SDP file.
+ */
+export class PublishSession {
+  readonly startedAt = Date.now();
+  private pc: RTCPeerConnection | undefined;
+  private ffmpeg: ChildProcessWithoutNullStreams | undefined;
+  private ffmpegExited: Promise<void> = Promise.resolve();
+  private sources: RtpSourceCallback[] = [];
+  private webm: WebmCallback | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly archive: ArchiveQueue;
+  private readonly seen: Set<string>[];
+  private readonly playlistTimes: number[];
+  private withAudio = false;
+  private playlistReady = false;
+  private lastMediaAt = Date.now();
+  private ending: Promise<void> | undefined;
+  private stderr = '';
+
+  constructor(private readonly options: SessionOptions) {
+    this.archive = new ArchiveQueue(
+      options.channelId,
+      options.eventWebhookUrl,
+      options.webhooks,
+      options.log,
+      options.archiveRetry,
+    );
+    this.seen = options.renditions.map(() => new Set());
+    this.playlistTimes = options.renditions.map(() => 0);
+  }
+
+  get hlsDir(): string {
+    return join(this.options.dir, 'hls');
+  }
+
+  get live(): boolean {
+    return this.playlistReady && !this.ending;
+  }
+
+  /** Takes the SDP offer and answers it (ICE candidates included: WHIP without trickle). */
+  async negotiate(offer: string): Promise<string> {
+    const kinds = offeredMedia(offer);
+    const videos = kinds.filter((kind) => kind === 'video').length;
+    const audios = kinds.filter((kind) => kind === 'audio').length;
+    if (videos !== 1 || audios > 1) {
+      throw new WhipError(400, 'the offer must send one video track and at most one audio track');
+    }
+    this.withAudio = audios === 1;
+    const pc = new RTCPeerConnection({
+      codecs: { video: [useH264(), useVP8()], audio: [useOPUS()] },
+      // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
+      // same machine) need it.
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      bundlePolicy: 'max-bundle',
+    });
+    this.pc = pc;
+    const tracks: MediaStreamTrack[] = [];
+    pc.onTrack.subscribe((track) => void tracks.push(track));
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'failed' || state === 'closed') void this.stop(`connection ${state}`);
+    });
+    await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+    for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+    const video = tracks.find((track) => track.kind === 'video');
+    const audio = tracks.find((track) => track.kind === 'audio');
+    const videoCodec = video?.codec?.name.toLowerCase() ?? '';
+    if (!video || !WEBM_CODECS[videoCodec]) throw new WhipError(400, 'the offer has no H.264 or VP8 video');
+    if (this.withAudio && audio?.codec?.name.toLowerCase() !== 'opus') {
+      throw new WhipError(400, 'the offer has no Opus audio');
+    }
+    await this.gathered(pc);
+    await this.startPackaging(video, videoCodec, this.withAudio ? audio : undefined);
+    this.requestKeyframes(pc, video);
+    return pc.localDescription!.sdp;
+  }
+
+  private gathered(pc: RTCPeerConnection): Promise<void> {
+    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.options.timings.iceGatheringTimeoutMs);
+      pc.iceGatheringStateChange.subscribe((state) => {
+        if (state === 'complete') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+  }
+
+  private async startPackaging(
+    video: MediaStreamTrack,
+    videoCodec: string,
+    audio: MediaStreamTrack | undefined,
+  ): Promise<void> {
+    const { renditions, encryption } = this.options;
+    await rm(this.options.dir, { recursive: true, force: true });
+    await Promise.all(renditions.map((_, i) => mkdir(join(this.hlsDir, String(i)), { recursive: true })));
+    let keyInfoFile: string | undefined;
+    if (encryption) {
+      const privateDir = join(this.options.dir, 'private');
+      await mkdir(privateDir, { recursive: true, mode: 0o700 });
+      const keyFile = join(privateDir, 'segment.key');
+      keyInfoFile = join(privateDir, 'key-info');
+      await writeFile(keyFile, encryption.key, { mode: 0o600 });
+      // No IV line: ffmpeg uses each segment's media sequence number, as HLS players expect
+      // when EXT-X-KEY has no IV.
+      await writeFile(keyInfoFile, `${encryption.uri}\n${keyFile}\n`, { mode: 0o600 });
+    }
+    const ffmpeg = spawn(
+      'ffmpeg',
+      ffmpegArgs({ renditions, dir: this.hlsDir, withAudio: audio !== undefined, keyInfoFile }),
+      { stdio: ['pipe', 'ignore', 'pipe'] },
+    ) as unknown as ChildProcessWithoutNullStreams;
+    this.ffmpeg = ffmpeg;
+    ffmpeg.stderr.setEncoding('utf8');
+    ffmpeg.stderr.on('data', (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-4000);
+    });
+    // A publisher leaving mid-write is normal; ffmpeg's exit is handled below.
+    ffmpeg.stdin.on('error', () => {});
+    this.ffmpegExited = new Promise((resolve) => {
+      ffmpeg.on('close', (code) => {
+        if (!this.ending) {
+          this.options.log.warn({ code, stderr: this.stderr }, 'ffmpeg exited during the session');
+          void this.stop('ffmpeg exited');
+        }
+        resolve();
+      });
+    });
+
+    const webm = new WebmCallback(
+      [
+        { kind: 'video', codec: WEBM_CODECS[videoCodec]!, clockRate: 90000, trackNumber: 1 },
+        ...(audio ? [{ kind: 'audio' as const, codec: 'OPUS' as const, clockRate: 48000, trackNumber: 2 }] : []),
+      ],
+      { duration: 24 * 3_600_000 },
+    );
+    this.webm = webm;
+    webm.pipe(async (output) => {
+      if (output.saveToFile && !ffmpeg.stdin.destroyed) ffmpeg.stdin.write(output.saveToFile);
+    });
+    const count = (rtpBytes: number) => {
+      this.lastMediaAt = Date.now();
+      this.options.usage.bytesIn(this.options.channelId, this.options.organizationId, rtpBytes);
+    };
+    const videoSource = new RtpSourceCallback();
+    video.onReceiveRtp.subscribe((rtp) => {
+      count(rtp.payload.length + rtp.header.serializeSize);
+      videoSource.input(rtp.clone());
+    });
+    const jitter = new JitterBufferCallback(90000, { latency: 100 });
+    const videoTime = new RtpTimeCallback(90000);
+    const videoDepacketizer = new DepacketizeCallback(WEBM_CODECS[videoCodec]!, {
+      isFinalPacketInSequence: (header) => header.marker,
+    });
+    videoSource.pipe(jitter.input);
+    jitter.pipe(videoTime.input);
+    videoTime.pipe(videoDepacketizer.input);
+    videoDepacketizer.pipe(webm.inputVideo);
+    this.sources.push(videoSource);
+    if (audio) {
+      const audioSource = new RtpSourceCallback();
+      audio.onReceiveRtp.subscribe((rtp) => {
+        count(rtp.payload.length + rtp.header.serializeSize);
+        audioSource.input(rtp.clone());
+      });
+      const audioTime = new RtpTimeCallback(48000);
+      const audioDepacketizer = new DepacketizeCallback('OPUS');
+      audioSource.pipe(audioTime.input);
+      audioTime.pipe(audioDepacketizer.input);
+      audioDepacketizer.pipe(webm.inputAudio);
+      this.sources.push(audioSource);
+    }
+    this.every(this.options.timings.watchMs, () => this.watch());
+    this.every(1000, () => {
+      if (Date.now() - this.lastMediaAt > this.options.timings.mediaTimeoutMs) void this.stop('no media');
+    });
+  }
+
+  /** PLI: the transcode starts at the publisher's next keyframe, so ask for one at once. */
+  private requestKeyframes(pc: RTCPeerConnection, video: MediaStreamTrack): void {
+    const transceiver = pc.getTransceivers().find((t: RTCRtpTransceiver) => t.receiver.track === video);
+    let last = 0;
+    const ask = () => {
+      const interval = this.playlistReady ? this.options.timings.pliSteadyMs : this.options.timings.pliStartMs;
+      if (Date.now() - last < interval || video.ssrc === undefined || !transceiver) return;
+      last = Date.now();
+      transceiver.receiver.sendRtcpPLI(video.ssrc).catch(() => {});
+    };
+    video.onReceiveRtp.once(ask);
+    this.every(this.options.timings.pliStartMs, ask);
+  }
+
+  private every(ms: number, run: () => void | Promise<void>): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      Promise.resolve(run())
+        .catch((error: unknown) => this.options.log.warn({ err: error }, 'live session task failed'))
+        .finally(() => (busy = false));
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  /** New segments in each media playlist: the first one publishes the master, each is archived. */
+  private async watch(): Promise<void> {
+    for (const [index, rendition] of this.options.renditions.entries()) {
+      const playlistPath = join(this.hlsDir, String(index), 'index.m3u8');
+      const info = await stat(playlistPath).catch(() => undefined);
+      if (!info || info.mtimeMs === this.playlistTimes[index]) continue;
+      this.playlistTimes[index] = info.mtimeMs;
+      const playlist = await readFile(playlistPath, 'utf8').catch(() => '');
+      const fresh = playlistSegments(playlist).filter((name) => !this.seen[index]!.has(name));
+      if (fresh.length === 0) continue;
+      const destination = this.options.destinations.get(index);
+      for (const name of fresh) {
+        this.seen[index]!.add(name);
+        if (!destination) continue;
+        // Read now: ffmpeg deletes segments that fell out of the playlist a little later.
+        const body = await readFile(join(this.hlsDir, String(index), name)).catch(() => undefined);
+        if (body) this.archive.add(destination, { path: this.archivePath(index, name), body, fileType: 'ts' });
+      }
+      if (destination) {
+        this.archive.add(destination, {
+          path: this.archivePath(index, 'index.m3u8'),
+          body: Buffer.from(decorateMediaPlaylist(playlist, rendition)),
+          fileType: 'm3u8',
+        });
+      }
+    }
+    if (!this.playlistReady && !this.ending && this.seen.every((segments) => segments.size > 0)) {
+      await writeFile(join(this.hlsDir, 'master.m3u8'), masterPlaylist(this.options.renditions, this.withAudio));
+      this.playlistReady = true;
+      this.options.onPlaylist();
+    }
+  }
+
+  private archivePath(index: number, name: string): string {
+    return `${this.options.channelId}/${this.options.connectionId}/${index}/${name}`;
+  }
+
+  /**
+   * Ends the session once: the peer connection closes, ffmpeg finishes its playlists (ENDLIST)
+   * on end of input or is killed, the last segments are archived and the key file removed.
+   */
+  stop(reason: string): Promise<void> {
+    this.ending ??= this.end(reason);
+    return this.ending;
+  }
+
+  private async end(reason: string): Promise<void> {
+    this.options.log.info({ channelId: this.options.channelId, reason }, 'publisher session ended');
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers.clear();
+    for (const source of this.sources) source.destroy();
+    this.webm?.destroy();
+    await this.pc?.close().catch(() => {});
+    const ffmpeg = this.ffmpeg;
+    if (ffmpeg && ffmpeg.exitCode === null && ffmpeg.signalCode === null) {
+      ffmpeg.stdin.end();
+      const kill = setTimeout(() => ffmpeg.kill('SIGKILL'), 3000);
+      await this.ffmpegExited;
+      clearTimeout(kill);
+    }
+    await this.watch().catch(() => {});
+    await this.archive.drain();
+    for (const destination of this.options.destinations.values()) destination.client.destroy();
+    await rm(join(this.options.dir, 'private'), { recursive: true, force: true });
+    await this.options.onEnd();
+  }
+}

@@ -1,0 +1,151 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from './types.ts';
+
+interface Counter {
+  organizationId: number;
+  connectedMs: number;
+  bytesIn: number;
+  hlsRequests: number;
+  hlsBytesOut: number;
+  /** Publishers connected now, and the most at once since the last flush. */
+  concurrent: number;
+  maxConcurrent: number;
+}
+
+/**
+ * Live usage per channel, counted in memory and added to `live_usage_hourly` on each flush
+ * (adding upserts, so several live processes share rows). Connected time of open connections
+ * is taken up to the flush, so a long stream shows in every hour it spans.
+ */
+export class LiveUsage {
+  private counters = new Map<string, Counter>();
+  private readonly open = new Map<string, { channelId: string; since: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+  ) {}
+
+  private counter(channelId: string, organizationId: number): Counter {
+    let counter = this.counters.get(channelId);
+    if (!counter) {
+      counter = {
+        organizationId,
+        connectedMs: 0,
+        bytesIn: 0,
+        hlsRequests: 0,
+        hlsBytesOut: 0,
+        concurrent: 0,
+        maxConcurrent: 0,
+      };
+      this.counters.set(channelId, counter);
+    }
+    return counter;
+  }
+
+  connected(connectionId: string, channelId: string, organizationId: number): void {
+    const counter = this.counter(channelId, organizationId);
+    counter.concurrent++;
+    counter.maxConcurrent = Math.max(counter.maxConcurrent, counter.concurrent);
+    this.open.set(connectionId, { channelId, since: Date.now() });
+  }
+
+  disconnected(connectionId: string): void {
+    const connection = this.open.get(connectionId);
+    if (!connection) return;
+    this.open.delete(connectionId);
+    const counter = this.counters.get(connection.channelId)!;
+    counter.connectedMs += Date.now() - connection.since;
+    counter.concurrent--;
+  }
+
+  bytesIn(channelId: string, organizationId: number, bytes: number): void {
+    this.counter(channelId, organizationId).bytesIn += bytes;
+  }
+
+  hls(channelId: string, organizationId: number, bytes: number): void {
+    const counter = this.counter(channelId, organizationId);
+    counter.hlsRequests++;
+    counter.hlsBytesOut += bytes;
+  }
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Writes what was counted since the last flush; a failed write is retried with the next. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const now = Date.now();
+    for (const connection of this.open.values()) {
+      this.counters.get(connection.channelId)!.connectedMs += now - connection.since;
+      connection.since = now;
+    }
+    const hour = new Date(Math.floor(now / 3_600_000) * 3_600_000);
+    const taken = this.counters;
+    this.counters = new Map();
+    const rows = [];
+    for (const [channelId, counter] of taken) {
+      const seconds = Math.floor(counter.connectedMs / 1000);
+      // Sub-second remainders and open connections carry over to the next flush.
+      if (counter.concurrent > 0 || counter.connectedMs - seconds * 1000 > 0) {
+        const next = this.counter(channelId, counter.organizationId);
+        next.connectedMs += counter.connectedMs - seconds * 1000;
+        next.concurrent = counter.concurrent;
+        next.maxConcurrent = counter.concurrent;
+      }
+      if (seconds === 0 && counter.bytesIn === 0 && counter.hlsRequests === 0 && counter.maxConcurrent === 0) {
+        continue;
+      }
+      rows.push({
+        channel_id: channelId,
+        organization_id: counter.organizationId,
+        hour,
+        connected_seconds: seconds,
+        max_concurrent: counter.maxConcurrent,
+        bytes_in: counter.bytesIn,
+        hls_requests: counter.hlsRequests,
+        hls_bytes_out: counter.hlsBytesOut,
+      });
+    }
+    if (rows.length === 0) return;
+    try {
+      await this.db
+        .insertInto('live_usage_hourly')
+        .values(rows)
+        .onConflict((oc) =>
+          oc.columns(['channel_id', 'hour']).doUpdateSet({
+            connected_seconds: sql`live_usage_hourly.connected_seconds + excluded.connected_seconds`,
+            max_concurrent: sql`greatest(live_usage_hourly.max_concurrent, excluded.max_concurrent)`,
+            bytes_in: sql`live_usage_hourly.bytes_in + excluded.bytes_in`,
+            hls_requests: sql`live_usage_hourly.hls_requests + excluded.hls_requests`,
+            hls_bytes_out: sql`live_usage_hourly.hls_bytes_out + excluded.hls_bytes_out`,
+          }),
+        )
+        .execute();
+    } catch (error) {
+      this.log.warn({ err: error }, 'live usage flush failed; retried with the next');
+      for (const row of rows) {
+        const counter = this.counter(row.channel_id, row.organization_id);
+        counter.connectedMs += row.connected_seconds * 1000;
+        counter.bytesIn += row.bytes_in;
+        counter.hlsRequests += row.hls_requests;
+        counter.hlsBytesOut += row.hls_bytes_out;
+        counter.maxConcurrent = Math.max(counter.maxConcurrent, row.max_concurrent);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

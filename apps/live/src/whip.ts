@@ -1,0 +1,68 @@
+import type { Context, Hono, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
+import type { LiveCore } from './core.ts';
+import { WhipError } from './session.ts';
+
+const CHANNEL = '[0-9a-f]{1,64}';
+
+/**
+ * WHIP (RFC 9725): `POST /whip/{channel_id}` with an SDP offer answers 201 with the SDP answer
+ * and the session's Location; `DELETE` on it ends the session. CORS lets browsers publish.
+ * No trickle ICE or ICE restart: the answer carries every candidate, so PATCH is 405.
+ */
+export function mountWhip(app: Hono<LiveEnv>, auth: MiddlewareHandler<LiveEnv>, core: LiveCore): void {
+  app.use(
+    '/whip/*',
+    cors({
+      origin: '*',
+      allowMethods: ['POST', 'DELETE', 'PATCH', 'OPTIONS'],
+      allowHeaders: ['Authorization', 'Content-Type', 'If-Match'],
+      exposeHeaders: ['Location', 'ETag', 'Link'],
+      maxAge: 86400,
+    }),
+  );
+  const refuse = (c: Context, error: unknown) => {
+    if (error instanceof WhipError) return errorResponse(c, new LiveApiError(error.status as 400, error.message));
+    throw error;
+  };
+  app.post(
+    `/whip/:channel{${CHANNEL}}`,
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: (c) => errorResponse(c, new LiveApiError(413, 'the SDP offer is larger than 64 KiB')),
+    }),
+    auth,
+    async (c) => {
+      if (!/^application\/sdp\b/i.test(c.req.header('content-type') ?? '')) {
+        return errorResponse(c, new LiveApiError(415, 'the offer must be sent as application/sdp'));
+      }
+      const offer = await c.req.text();
+      if (!offer.startsWith('v=0')) return errorResponse(c, new LiveApiError(400, 'the body is not an SDP offer'));
+      const channelId = c.req.param('channel');
+      try {
+        const { connectionId, answer } = await core.publish(c.get('principal').organizationId, channelId, offer);
+        return c.body(answer, 201, {
+          'Content-Type': 'application/sdp',
+          Location: `/whip/${channelId}/${connectionId}`,
+          ETag: `"${connectionId}"`,
+        });
+      } catch (error) {
+        return refuse(c, error);
+      }
+    },
+  );
+  app.delete(`/whip/:channel{${CHANNEL}}/:connection{[0-9a-f]{1,64}}`, auth, async (c) => {
+    const ended = await core.unpublish(
+      c.get('principal').organizationId,
+      c.req.param('channel'),
+      c.req.param('connection'),
+    );
+    if (!ended) return errorResponse(c, new LiveApiError(404, 'no such WHIP session'));
+    return c.body(null, 200);
+  });
+  app.patch(`/whip/:channel{${CHANNEL}}/:connection{[0-9a-f]{1,64}}`, (c) =>
+    c.body('trickle ICE and ICE restarts are not supported', 405, { Allow: 'DELETE' }),
+  );
+}

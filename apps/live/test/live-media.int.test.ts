@@ -1,0 +1,462 @@
+import { createDecipheriv } from 'node:crypto';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { Permission } from '@ukiyo/contract';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTenant,
+  createTestUser,
+  loggedIn,
+  testServer,
+  type TestServer,
+} from '../../server/test/harness.ts';
+import { apiToken, childFfmpegCount, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { publish, type Publisher } from './publisher.ts';
+
+const T = {
+  createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
+  playlists: 'ImageFlux_20200207.ListPlaylistURLs',
+  remove: 'ImageFlux_20180501.DeleteChannel',
+  createDestination: 'ImageFlux_20190205.CreateArchiveDestination',
+  key: 'ImageFlux_20200707.GetEncryptKey',
+};
+
+interface Hook {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** A customer's webhook endpoint: records every call; `/auth/allow` allows, `/auth/deny` refuses. */
+async function startHooks(): Promise<{ server: Server; url: string; calls: Hook[] }> {
+  const calls: Hook[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    req.on('end', () => {
+      calls.push({ path: req.url ?? '', body: JSON.parse(text) as Record<string, unknown> });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ allowed: req.url === '/auth/allow' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
+}
+
+/** Segment names and the media sequence of a media playlist. */
+function mediaPlaylist(text: string): { sequence: number; segments: string[] } {
+  return {
+    sequence: Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)?.[1] ?? 0),
+    segments: text.split('\n').filter((line) => line.endsWith('.ts')),
+  };
+}
+
+describe('live ingest and HLS', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let hooks: Awaited<ReturnType<typeof startHooks>>;
+  let s3rver: S3rver;
+  let s3: S3Client;
+  let endPoint: string;
+  let token: string;
+  let organizationId: number;
+  let accountId: number;
+  const scratch = mkdtempSync(join(tmpdir(), 'ukiyo-live-probe-'));
+  const publishers: Publisher[] = [];
+
+  const whip = (channelId: string) => `${live.baseUrl}/whip/${channelId}`;
+  const start = async (options: Omit<Parameters<typeof publish>[0], 'token'> & { token?: string }) => {
+    const publisher = await publish({ token, ...options });
+    publishers.push(publisher);
+    return publisher;
+  };
+  const playlistUrl = (channelId: string) =>
+    waitFor(
+      async () => {
+        const answer = await live.call(T.playlists, { channel_id: channelId }, token);
+        if (answer.status !== 200) throw new Error(`ListPlaylistURLs: ${JSON.stringify(answer)}`);
+        const hls = answer.body.hls as { connection_id: string; playlist_url: string }[];
+        return hls[0];
+      },
+      15_000,
+      'the playlist URL',
+    );
+  const text = async (url: string) => (await fetch(url)).text();
+  const segmentsOf = async (url: string, count: number) =>
+    waitFor(
+      async () => {
+        const playlist = mediaPlaylist(await text(url));
+        return playlist.segments.length >= count ? playlist : undefined;
+      },
+      20_000,
+      `${count} segments`,
+    );
+
+  beforeAll(async () => {
+    server = await testServer();
+    hooks = await startHooks();
+    s3rver = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: mkdtempSync(join(tmpdir(), 'ukiyo-s3-')),
+    });
+    endPoint = `http://127.0.0.1:${((await s3rver.run()) as AddressInfo).port}`;
+    s3 = new S3Client({
+      endpoint: endPoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    await s3.send(new CreateBucketCommand({ Bucket: 'archive' }));
+    live = await startLive(server);
+    const tenant = await createTenant(server.deps, { isLive: true });
+    organizationId = tenant.organizationIds[0]!;
+    accountId = tenant.accountId;
+    token = await apiToken(server, organizationId);
+  });
+
+  afterAll(async () => {
+    await Promise.all(publishers.map((publisher) => publisher.stop(false)));
+    await live?.live.close();
+    s3?.destroy();
+    await s3rver?.close();
+    await new Promise((resolve) => hooks?.server.close(resolve));
+  });
+
+  it('publishes H.264 + Opus over WHIP into a two-rung HLS ladder, archived, counted and listed', async () => {
+    const destination = await live.call(
+      T.createDestination,
+      {
+        bucket_uri: 's3://archive/recordings',
+        aws_end_point: endPoint,
+        aws_access_key_id: 'S3RVER',
+        aws_secret_access_key: 'S3RVER',
+      },
+      token,
+    );
+    const created = await live.call(
+      T.createHls,
+      {
+        hls: [
+          {
+            durationSeconds: 1,
+            video: { width: 320, height: 180, fps: 15, bps: 300_000, codec: 'h264_main' },
+            audio: { bps: 70_000 },
+            archive: { archive_destination_id: destination.body.archive_destination_id },
+          },
+          {
+            durationSeconds: 2,
+            startTimeOffset: -3,
+            video: { width: 160, height: 90, fps: 15, bps: 120_000, codec: 'h264_baseline' },
+            audio: { bps: 32_000 },
+          },
+        ],
+        auth_webhook_url: `${hooks.url}/auth/allow`,
+        event_webhook_url: `${hooks.url}/events`,
+      },
+      token,
+    );
+    const channelId = created.body.channel_id as string;
+
+    const options = { whipUrl: whip(channelId), codec: 'h264', width: 320, height: 180, fps: 15 } as const;
+    const publisher = await start({ ...options, bitrate: '600k' });
+    expect(publisher).toMatchObject({ status: 201, error: '' });
+    expect(publisher.location).toMatch(new RegExp(`^/whip/${channelId}/[0-9a-f]+$`));
+    expect(hooks.calls.find((call) => call.path === '/auth/allow')?.body).toMatchObject({
+      channel_id: channelId,
+      role: 'sendonly',
+    });
+
+    // One publisher per channel.
+    const second = await start(options);
+    expect(second.status).toBe(409);
+
+    const { connection_id: connectionId, playlist_url: masterUrl } = await playlistUrl(channelId);
+    expect(masterUrl).toBe(`http://localhost:${server.deps.config.LIVE_PORT}/hls/${channelId}/${connectionId}/master.m3u8`);
+    const localMaster = `${live.baseUrl}${new URL(masterUrl).pathname}`;
+    const master = await fetch(localMaster);
+    expect(master.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
+    expect(master.headers.get('cache-control')).toBe('public, max-age=1');
+    expect(master.headers.get('access-control-allow-origin')).toBe('*');
+    const masterText = await master.text();
+    expect(masterText).toContain(
+      '#EXT-X-STREAM-INF:BANDWIDTH=400400,RESOLUTION=320x180,FRAME-RATE=15.000,CODECS="avc1.4d4015,mp4a.40.2"\n0/index.m3u8',
+    );
+    expect(masterText).toContain('RESOLUTION=160x90,FRAME-RATE=15.000,CODECS="avc1.42e015,mp4a.40.2"\n1/index.m3u8');
+    await waitFor(
+      async () => hooks.calls.find((call) => call.body.type === 'notify.playlist_url'),
+      5_000,
+      'the playlist webhook',
+    ).then((call) =>
+      expect(call.body).toEqual({
+        channel_id: channelId,
+        connection_id: connectionId,
+        timestamp: expect.any(String),
+        type: 'notify.playlist_url',
+        playlist_url: masterUrl,
+      }),
+    );
+
+    // The console sees the live state through the database.
+    const { email } = await createTestUser(server.deps, { accountId, permission: Permission.channel | Permission.statistics });
+    const consoleClient = await loggedIn(server.baseUrl, email);
+    const listed = await consoleClient.call('channel.list');
+    expect(listed.body.channels).toEqual([
+      expect.objectContaining({ id: channelId, activeConnectionCount: 1, hlsUrl: masterUrl, status: 'normal' }),
+    ]);
+
+    const base = localMaster.replace(/master\.m3u8$/, '');
+    const low = await segmentsOf(`${base}1/index.m3u8`, 2);
+    expect(await text(`${base}1/index.m3u8`)).toMatch(/^#EXTM3U\n#EXT-X-START:TIME-OFFSET=-3\n/);
+    const high = await segmentsOf(`${base}0/index.m3u8`, 5);
+    expect(high.segments.length).toBeGreaterThanOrEqual(5);
+
+    const segment = await fetch(`${base}0/${high.segments.at(-1)}`);
+    expect(segment.headers.get('content-type')).toBe('video/mp2t');
+    expect(segment.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
+    const checks: [string, string[], { width: number; height: number; profile: string; bps: number; audio: number }][] =
+      [
+        [`${base}0/`, high.segments.slice(1), { width: 320, height: 180, profile: 'Main', bps: 300_000, audio: 64000 }],
+        [
+          `${base}1/`,
+          low.segments,
+          { width: 160, height: 90, profile: 'Constrained Baseline', bps: 120_000, audio: 32000 },
+        ],
+      ];
+    for (const [prefix, names, expected] of checks) {
+      const files = [];
+      for (const name of names) {
+        const file = join(scratch, `${channelId}-${expected.width}-${name}`);
+        writeFileSync(file, Buffer.from(await (await fetch(`${prefix}${name}`)).arrayBuffer()));
+        files.push(file);
+      }
+      const probed = await probe(files[0]!);
+      const videoStream = probed.streams.find((stream) => stream.codec_type === 'video')!;
+      expect(videoStream).toMatchObject({
+        codec_name: 'h264',
+        profile: expected.profile,
+        width: expected.width,
+        height: expected.height,
+      });
+      expect(probed.streams.find((stream) => stream.codec_type === 'audio')).toMatchObject({
+        codec_name: 'aac',
+        sample_rate: '48000',
+      });
+      // The video bitrate over whole segments: bytes of the video packets per second of frames
+      // (constant frame rate, so frames / fps is the duration).
+      let bytes = 0;
+      let seconds = 0;
+      for (const file of files) {
+        const { stdout } = await run('ffprobe', [
+          '-v',
+          'error',
+          '-select_streams',
+          'v:0',
+          '-show_entries',
+          'packet=size',
+          '-of',
+          'csv=p=0',
+          file,
+        ]);
+        for (const line of stdout.split('\n').filter((row) => /^\d/.test(row))) {
+          bytes += Number.parseInt(line, 10);
+          seconds += 1 / 15;
+        }
+      }
+      const bitrate = (bytes * 8) / seconds;
+      expect(bitrate).toBeGreaterThan(expected.bps * 0.8);
+      expect(bitrate).toBeLessThan(expected.bps * 1.2);
+    }
+
+    // WHIP DELETE ends the session; the channel is free and reports no playlist any more.
+    await publisher.stop();
+    expect(live.live.sessionCount()).toBe(0);
+    expect(await live.call(T.playlists, { channel_id: channelId }, token)).toMatchObject({ body: { hls: [] } });
+    const released = await server.deps.db
+      .selectFrom('channels')
+      .select(['active_connections', 'connection_id'])
+      .where('id', '=', channelId)
+      .executeTakeFirstOrThrow();
+    expect(released).toEqual({ active_connections: 0, connection_id: null });
+
+    // The archived rendition (index 0) is in the bucket, segments and playlist, each announced.
+    const objects = await s3.send(new ListObjectsV2Command({ Bucket: 'archive', Prefix: 'recordings/' }));
+    const keys = (objects.Contents ?? []).map((object) => object.Key!);
+    const archivePrefix = `recordings/${channelId}/${connectionId}/0/`;
+    expect(keys).toContain(`${archivePrefix}index.m3u8`);
+    expect(keys.filter((key) => key.endsWith('.ts')).length).toBeGreaterThanOrEqual(5);
+    expect(keys.every((key) => key.startsWith(archivePrefix))).toBe(true);
+    const archived = await waitFor(
+      async () => {
+        const found = hooks.calls.filter((call) => call.body.type === 'imageflux.archive_created');
+        return found.length >= 6 ? found : undefined;
+      },
+      5_000,
+      'archive webhooks',
+    );
+    expect(archived[0]!.body).toEqual({
+      channel_id: channelId,
+      type: 'imageflux.archive_created',
+      timestamp: expect.any(String),
+      data: {
+        dest_uri: `s3://archive/${archivePrefix}seg0.ts`,
+        file_path: `${archivePrefix}seg0.ts`,
+        size: expect.any(Number),
+        file_type: 'ts',
+      },
+    });
+
+    await live.live.flushUsage();
+    const usage = await server.deps.db
+      .selectFrom('live_usage_hourly')
+      .selectAll()
+      .where('channel_id', '=', channelId)
+      .executeTakeFirstOrThrow();
+    expect(usage.organization_id).toBe(organizationId);
+    expect(usage.connected_seconds).toBeGreaterThanOrEqual(4);
+    expect(usage.max_concurrent).toBe(1);
+    expect(usage.bytes_in).toBeGreaterThan(100_000);
+    expect(usage.hls_requests).toBeGreaterThanOrEqual(10);
+    expect(usage.hls_bytes_out).toBeGreaterThan(50_000);
+    const statistics = await consoleClient.call('channel.statistics', {
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(statistics.body.channels).toEqual([
+      expect.objectContaining({ channelId, maxConcurrent: 1, hlsRequests: usage.hls_requests }),
+    ]);
+  });
+
+  it('encrypts VP8-published segments with the channel key and EXT-X-KEY', async () => {
+    const created = await live.call(
+      T.createHls,
+      {
+        hls: [{ durationSeconds: 1, video: { width: 320, height: 180, fps: 15, bps: 250_000 } }],
+        encrypt_key_uri: 'https://keys.example.com/key?viewer=1',
+      },
+      token,
+    );
+    const channelId = created.body.channel_id as string;
+    const { kid } = await server.deps.db
+      .selectFrom('channels')
+      .select('kid')
+      .where('id', '=', channelId)
+      .executeTakeFirstOrThrow();
+    const publisher = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 320, height: 180, fps: 15 });
+    expect(publisher.status).toBe(201);
+    const { playlist_url: masterUrl } = await playlistUrl(channelId);
+    const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    const { sequence, segments } = await segmentsOf(media, 2);
+    expect(await text(media)).toContain(
+      `#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/key?viewer=1&kid=${kid}"`,
+    );
+    const encrypted = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, segments[1]!))).arrayBuffer());
+    expect(encrypted[0]).not.toBe(0x47);
+
+    const key = (await live.call(T.key, { kid }, token)).body.encrypt_key as string;
+    // No IV attribute: the IV is the segment's media sequence number, big-endian in 16 bytes.
+    const iv = Buffer.alloc(16);
+    iv.writeUInt32BE(sequence + 1, 12);
+    const decipher = createDecipheriv('aes-128-cbc', Buffer.from(key, 'hex'), iv);
+    const plain = Buffer.concat([decipher.update(encrypted), decipher.final()]);
+    expect(plain[0]).toBe(0x47);
+    const file = join(scratch, `${channelId}.ts`);
+    writeFileSync(file, plain);
+    const probed = await probe(file);
+    expect(probed.streams.find((stream) => stream.codec_type === 'video')).toMatchObject({
+      codec_name: 'h264',
+      profile: 'High',
+      width: 320,
+      height: 180,
+    });
+    await publisher.stop();
+  });
+
+  it('refuses publishers the auth webhook refuses, unknown channels and non-SDP bodies', async () => {
+    const created = await live.call(
+      T.createHls,
+      {
+        hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }],
+        auth_webhook_url: `${hooks.url}/auth/deny`,
+      },
+      token,
+    );
+    const channelId = created.body.channel_id as string;
+    const refused = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 160, height: 90, fps: 15 });
+    expect(refused.status).toBe(403);
+    expect(refused.error).toContain('auth webhook');
+
+    const stranger = await apiToken(server, (await createTenant(server.deps, { isLive: true })).organizationIds[0]!);
+    const foreign = await start({ whipUrl: whip(channelId), token: stranger, codec: 'vp8', width: 160, height: 90, fps: 15 });
+    expect(foreign.status).toBe(404);
+
+    const notSdp = await fetch(whip(channelId), {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', Authorization: `Bearer ${token}` },
+      body: 'hello',
+    });
+    expect(notSdp.status).toBe(415);
+    const preflight = await fetch(whip(channelId), {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://publisher.example.com',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    const unauthenticated = await fetch(whip(channelId), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp', Origin: 'https://publisher.example.com' },
+      body: 'v=0',
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('access-control-expose-headers')).toContain('Location');
+  });
+
+  it('releases ffmpeg, sockets and files over create / publish / delete cycles', async () => {
+    const cycles = Number(process.env.LIVE_CYCLES ?? 3);
+    const handlesBefore = process.getActiveResourcesInfo().length;
+    const { email } = await createTestUser(server.deps, { accountId, permission: Permission.channel });
+    const consoleClient = await loggedIn(server.baseUrl, email);
+    for (let i = 0; i < cycles; i++) {
+      const created = await live.call(
+        T.createHls,
+        { hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
+        token,
+      );
+      const channelId = created.body.channel_id as string;
+      const publisher = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 160, height: 90, fps: 15 });
+      expect(publisher.status).toBe(201);
+      await playlistUrl(channelId);
+      expect(live.live.sessionCount()).toBe(1);
+      if (i % 2 === 0) {
+        // DeleteChannel while publishing: the publisher is cut off, ffmpeg stopped, files gone.
+        expect((await live.call(T.remove, { channel_id: channelId }, token)).status).toBe(200);
+      } else {
+        // The console's delete marks the channel; the live process carries it out.
+        expect((await consoleClient.call('channel.delete', { id: channelId })).status).toBe(200);
+        const deleting = await consoleClient.call('channel.list');
+        expect(deleting.body.channels).toEqual(
+          expect.arrayContaining([expect.objectContaining({ id: channelId, status: 'deleting' })]),
+        );
+        await live.live.tick();
+      }
+      expect(live.live.sessionCount()).toBe(0);
+      const whipAgain = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 160, height: 90, fps: 15 });
+      expect(whipAgain.status).toBe(404);
+      await publisher.stop(false);
+    }
+    expect(await childFfmpegCount()).toBe(0);
+    expect(readdirSync(live.dir)).toEqual([]);
+    // Timers and sockets of the sessions are gone (a little slack for pooled connections).
+    expect(process.getActiveResourcesInfo().length).toBeLessThanOrEqual(handlesBefore + 4);
+  });
+});

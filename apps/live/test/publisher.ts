@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket, type Socket } from 'node:dgram';
+import { MediaStreamTrack, RTCPeerConnection, useH264, useOPUS, useVP8 } from 'werift';
+
+export interface PublishOptions {
+  whipUrl: string;
+  token: string;
+  codec: 'vp8' | 'h264';
+  width: number;
+  height: number;
+  fps: number;
+  /** Extra video filters after the test source (e.g. drawtext), comma-joined. */
+  videoFilter?: string;
+  audio?: boolean;
+  /** Video bitrate of the publisher's own encode. */
+  bitrate?: string;
+}
+
+export interface Publisher {
+  status: number;
+  location: string | null;
+  /** The answer's body when not 201 (the error). */
+  error: string;
+  /** Milliseconds from the POST to the peer connection being connected. */
+  connectedAfterMs?: number;
+  stop(sendDelete?: boolean): Promise<void>;
+}
+
+const gathered = (pc: RTCPeerConnection) =>
+  new Promise<void>((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
+  });
+
+async function udpInto(track: MediaStreamTrack): Promise<Socket> {
+  const socket = createSocket('udp4');
+  socket.on('message', (packet) => track.writeRtp(packet));
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return socket;
+}
+
+/**
+ * A WHIP publisher as a test or benchmark needs one: werift sends what ffmpeg encodes from its
+ * test sources (testsrc2 video, a sine tone) as RTP to local UDP sockets.
+ */
+export async function publish(options: PublishOptions): Promise<Publisher> {
+  const withAudio = options.audio ?? true;
+  const pc = new RTCPeerConnection({
+    codecs: { video: [options.codec === 'h264' ? useH264() : useVP8()], audio: [useOPUS()] },
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    bundlePolicy: 'max-bundle',
+  });
+  const video = new MediaStreamTrack({ kind: 'video' });
+  const audio = new MediaStreamTrack({ kind: 'audio' });
+  pc.addTransceiver(video, { direction: 'sendonly' });
+  if (withAudio) pc.addTransceiver(audio, { direction: 'sendonly' });
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  const started = Date.now();
+  const response = await fetch(options.whipUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${options.token}` },
+    body: pc.localDescription!.sdp,
+  });
+  const body = await response.text();
+  if (response.status !== 201) {
+    await pc.close();
+    return { status: response.status, location: null, error: body, stop: async () => {} };
+  }
+  const location = response.headers.get('location');
+  await pc.setRemoteDescription({ type: 'answer', sdp: body });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('publisher did not connect')), 10_000);
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  const connectedAfterMs = Date.now() - started;
+  const videoSocket = await udpInto(video);
+  const audioSocket = withAudio ? await udpInto(audio) : undefined;
+  const encoder =
+    options.codec === 'h264'
+      ? ['-c:v', 'libx264', '-profile:v', 'baseline', '-preset', 'ultrafast', '-tune', 'zerolatency']
+      : ['-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8'];
+  const filter = [`format=yuv420p`, ...(options.videoFilter ? [options.videoFilter] : [])].join(',');
+  const sender: ChildProcess = spawn(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=size=${options.width}x${options.height}:rate=${options.fps}`,
+      ...(withAudio ? ['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000'] : []),
+      '-map',
+      '0:v',
+      '-vf',
+      filter,
+      ...encoder,
+      '-g',
+      String(options.fps * 2),
+      '-b:v',
+      options.bitrate ?? '1M',
+      '-f',
+      'rtp',
+      '-payload_type',
+      '96',
+      `rtp://127.0.0.1:${(videoSocket.address() as { port: number }).port}?pkt_size=1200`,
+      ...(audioSocket
+        ? [
+            '-map',
+            '1:a',
+            '-c:a',
+            'libopus',
+            '-b:a',
+            '64k',
+            '-f',
+            'rtp',
+            '-payload_type',
+            '111',
+            `rtp://127.0.0.1:${(audioSocket.address() as { port: number }).port}?pkt_size=1200`,
+          ]
+        : []),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => sender.on('close', () => resolve()));
+  let stopped = false;
+  return {
+    status: 201,
+    location,
+    error: '',
+    connectedAfterMs,
+    async stop(sendDelete = true) {
+      if (stopped) return;
+      stopped = true;
+      sender.kill('SIGKILL');
+      await exited;
+      videoSocket.close();
+      audioSocket?.close();
+      if (sendDelete && location) {
+        await fetch(new URL(location, options.whipUrl), {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${options.token}` },
+        });
+      }
+      await pc.close();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Config } from './config.ts';
+import type { DatabaseHandle } from './db/database.ts';
+import { createServerApp } from './http/app.ts';
+import { databaseCheck, diskCheck, type Health } from './http/health.ts';
+import type { AfterOperation } from './http/ui-api.ts';
+import type { ServerDeps } from './operations/context.ts';
+
+const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url));
+const SESSION_SWEEP_MS = 10 * 60_000;
+
+/** Origin edits the edges should load now rather than at their next poll. */
+export const ORIGIN_CHANGES = /^origin\.(add|update|delete|upload_tls_certificate)$/;
+
+/**
+ * The console server of a process (all-in-one or alone): the Hono app on PORT, readiness
+ * checks of its database and disk, and the expired-session sweep.
+ */
+export function startConsoleServer(
+  deps: ServerDeps,
+  database: DatabaseHandle,
+  options: { registry: Registry; health: Health; afterOperation?: AfterOperation },
+  onListening: (port: number) => void,
+): { server: Server; stop(): void } {
+  const { config } = deps;
+  options.health.add('database', databaseCheck(deps.db));
+  // Embedded PGlite lives in DATA_DIR; with PostgreSQL it holds only the generated secret key.
+  options.health.add(
+    'disk',
+    diskCheck(config.DATA_DIR, config.READY_MIN_FREE_MB * 1024 ** 2, database.kind === 'pglite'),
+  );
+  const app = createServerApp(deps, {
+    consoleDist: CONSOLE_DIST,
+    metrics: options.registry,
+    health: options.health,
+    afterOperation: options.afterOperation,
+  });
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
+    onListening(info.port),
+  ) as Server;
+  const sweep = setInterval(() => {
+    deps.sessions
+      .deleteExpired()
+      .catch((error: unknown) => deps.log.warn({ err: error }, 'session sweep failed'));
+  }, SESSION_SWEEP_MS);
+  sweep.unref();
+  return { server, stop: () => clearInterval(sweep) };
+}
+
+export function consoleBanner(config: Config, port: number, database: DatabaseHandle): string[] {
+  return [
+    `Ukiyo console: ${config.PUBLIC_URL ?? `http://localhost:${port}/`}`,
+    `  database: ${database.kind === 'pglite' ? `embedded (${config.DATA_DIR})` : 'PostgreSQL'}`,
+  ];
+}

@@ -1,0 +1,46 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+import type { Config } from './config.ts';
+
+/**
+ * Fields that hold secrets wherever they appear in a log object (one level deep as well):
+ * passwords, bearer tokens and cookies, origin and TOTP secrets, private keys, connection
+ * strings with credentials. pino replaces their values before the line is written.
+ */
+export const REDACT_PATHS = [
+  'password',
+  'newPassword',
+  'currentPassword',
+  'token',
+  'secret',
+  'signingSecret',
+  'secretAccessKey',
+  'privateKey',
+  'totpSecret',
+  'authorization',
+  'cookie',
+  'SECRET_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+  'BOOTSTRAP_ADMIN_PASSWORD',
+].flatMap((key) => [key, `*.${key}`]);
+
+const HEADER_PATHS = ['authorization', 'cookie', 'set-cookie', 'x-imageflux-signature'].flatMap((header) => [
+  `headers["${header}"]`,
+  `req.headers["${header}"]`,
+  `res.headers["${header}"]`,
+]);
+
+/** The process's structured JSON logger: one line per event, secrets redacted. */
+export function createLogger(
+  config: Pick<Config, 'LOG_LEVEL'>,
+  app: string,
+  destination?: DestinationStream,
+): Logger {
+  const options = {
+    level: config.LOG_LEVEL,
+    base: { app, pid: process.pid },
+    redact: { paths: [...REDACT_PATHS, ...HEADER_PATHS], censor: '[redacted]' },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

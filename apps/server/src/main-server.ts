@@ -1,0 +1,72 @@
+// The console server alone (`npm run start:server`): ui-api, public API and the console on
+// PORT over PostgreSQL, with metrics and probes on METRICS_PORT. With REDIS_URL its cache
+// calls reach every edge process (apps/edge/src/main.ts) and origin edits reach them at once.
+import { CacheRequester } from '@ukiyo/edge';
+import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
+import { AppError } from './http/app-error.ts';
+import { drainServer } from './http/drain.ts';
+import { Health, redisCheck } from './http/health.ts';
+import { bootstrapAdministrator, createServerDeps, loadConfig } from './index.ts';
+import { onShutdown, processRegistry, startOps } from './process.ts';
+
+const config = loadConfig();
+const { deps, database } = await createServerDeps(config);
+const admin = await bootstrapAdministrator(deps.db, config);
+const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
+const registry = processRegistry('server');
+const health = new Health();
+
+let requester: CacheRequester | undefined;
+if (config.REDIS_URL) {
+  const remote = new CacheRequester(config.REDIS_URL, deps.log, config.CACHE_CALL_TIMEOUT_MS);
+  requester = remote;
+  const unavailable = (error: unknown): never => {
+    deps.log.warn({ err: error }, 'cache call over redis failed');
+    throw new AppError('cache unavailable');
+  };
+  deps.cacheControl = {
+    lookup: (originId, url) => remote.lookup(originId, url).catch(unavailable),
+    purge: (originId, url) => remote.purge(originId, url).catch(unavailable),
+  };
+  health.add(
+    'redis',
+    redisCheck(() => remote.ping()),
+  );
+}
+
+const consoleServer = startConsoleServer(
+  deps,
+  database,
+  {
+    registry,
+    health,
+    afterOperation: (name) => {
+      if (requester && ORIGIN_CHANGES.test(name))
+        requester
+          .originsChanged()
+          .catch((error: unknown) => deps.log.warn({ err: error }, 'origin fan-out failed'));
+    },
+  },
+  (port) => {
+    const lines = consoleBanner(config, port, database);
+    if (admin?.generatedPassword)
+      lines.push(
+        `  first administrator: ${admin.email}`,
+        `  password (shown once): ${admin.generatedPassword}`,
+      );
+    if (!config.REDIS_URL) lines.push('  REDIS_URL unset: cache calls answer "cache unavailable"');
+    console.log(lines.join('\n'));
+  },
+);
+const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
+deps.log.info({ port: ops.port }, 'metrics and probes listening');
+
+onShutdown(deps.log, health, graceMs, [
+  async () => {
+    consoleServer.stop();
+    await drainServer(consoleServer.server, graceMs);
+  },
+  () => drainServer(ops.server, 0),
+  async () => requester?.close(),
+  () => database.close(),
+]);

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import type { Rendition } from '@ukiyo/contract';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/database.ts';
+import type { ChannelTable } from '../db/tables.ts';
+import { AppError, invalid } from '../http/app-error.ts';
+import { organizationOf, type Handlers } from './context.ts';
+
+/**
+ * Channel records shared by the console's operations and the live API (apps/live): one place
+ * creates a channel, with its HLS key, and one place starts its deletion.
+ */
+export interface ChannelSettings {
+  hls: Rendition[];
+}
+
+export interface NewChannel {
+  hls: Rendition[];
+  encryptKeyUri: string;
+  authWebhookUrl: string;
+  eventWebhookUrl: string;
+}
+
+export type ChannelRow = Selectable<ChannelTable>;
+
+/** Archive destinations named by renditions must be the organization's own. */
+async function checkDestinations(db: Db, organizationId: number, hls: Rendition[]): Promise<void> {
+  for (const [index, rendition] of hls.entries()) {
+    const id = rendition.archive.archive_destination_id;
+    if (!id) continue;
+    const found = await db
+      .selectFrom('archive_destinations')
+      .select('id')
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirst();
+    if (!found) throw invalid(`hls.${index}.archive.archive_destination_id`, 'validation.invalid');
+  }
+}
+
+/**
+ * A new channel. Its id is random and never reused (deleted rows stay as tombstones). With an
+ * encrypt key URI the channel gets its AES-128 key (sealed) and a key id now, so the key is
+ * fetchable before the first segment.
+ */
+export async function createChannelRecord(
+  db: Db,
+  secrets: SecretBox,
+  organizationId: number,
+  input: NewChannel,
+): Promise<ChannelRow> {
+  await checkDestinations(db, organizationId, input.hls);
+  const encrypted = input.encryptKeyUri !== '';
+  return db
+    .insertInto('channels')
+    .values({
+      id: randomBytes(10).toString('hex'),
+      organization_id: organizationId,
+      settings: JSON.stringify({ hls: input.hls } satisfies ChannelSettings),
+      encrypt_key_uri: input.encryptKeyUri,
+      encrypt_key_enc: encrypted ? secrets.seal(randomBytes(16).toString('hex')) : null,
+      kid: encrypted ? randomBytes(12).toString('hex') : null,
+      auth_webhook_url: input.authWebhookUrl,
+      event_webhook_url: input.eventWebhookUrl,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The organization's channel that is not deleted (deleting ones included), if any. */
+export function findChannel(db: Db, organizationId: number, id: string): Promise<ChannelRow | undefined> {
+  return db
+    .selectFrom('channels')
+    .selectAll()
+    .where('id', '=', id)
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function listChannels(db: Db, organizationId: number): Promise<ChannelRow[]> {
+  return db
+    .selectFrom('channels')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/**
+ * Marks a channel 'deleting'; the live process holding its publisher (or any live process
+ * when none does) tears it down and then marks it deleted. False when there is no such channel.
+ */
+export async function markChannelDeleting(db: Db, organizationId: number, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('channels')
+    .set({ status: 'deleting' })
+    .where('id', '=', id)
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+function settingsOf(row: ChannelRow): ChannelSettings {
+  const settings = row.settings as Partial<ChannelSettings>;
+  return { hls: settings.hls ?? [] };
+}
+
+export function presentChannel(row: ChannelRow) {
+  return {
+    id: row.id,
+    createdAt: row.created_at.toISOString(),
+    activeConnectionCount: row.active_connections,
+    hlsUrl: row.playlist_url,
+    status: row.status === 'deleting' ? ('deleting' as const) : ('normal' as const),
+    settings: {
+      hls: settingsOf(row).hls,
+      encryptKeyUri: row.encrypt_key_uri,
+      authWebhookUrl: row.auth_webhook_url,
+      eventWebhookUrl: row.event_webhook_url,
+    },
+    liveParams: { connectionId: row.connection_id, kid: row.kid },
+  };
+}
+
+interface LiveUsageRow {
+  key: string;
+  connected_seconds: number;
+  max_concurrent: number;
+  bytes_in: number;
+  hls_requests: number;
+  hls_bytes_out: number;
+}
+
+function presentUsage(row: Omit<LiveUsageRow, 'key'>) {
+  return {
+    connectedSeconds: Number(row.connected_seconds),
+    maxConcurrent: Number(row.max_concurrent),
+    bytesIn: Number(row.bytes_in),
+    hlsRequests: Number(row.hls_requests),
+    hlsBytesOut: Number(row.hls_bytes_out),
+  };
+}
+
+export const channelHandlers: Handlers = {
+  'channel.list': async (_input, context) => {
+    const rows = await listChannels(context.deps.db, organizationOf(context).id);
+    return { channels: rows.map(presentChannel) };
+  },
+
+  'channel.add': async (input, context) => {
+    const row = await createChannelRecord(
+      context.deps.db,
+      context.deps.secrets,
+      organizationOf(context).id,
+      input,
+    );
+    return { channel: presentChannel(row) };
+  },
+
+  'channel.delete': async ({ id }, context) => {
+    if (!(await markChannelDeleting(context.deps.db, organizationOf(context).id, id))) {
+      throw new AppError('not found');
+    }
+    return {};
+  },
+
+  'channel.statistics': async (input, context) => {
+    const from = new Date(input.from);
+    const to = new Date(input.to);
+    if (to <= from) throw invalid('to', 'validation.invalid');
+    const organizationId = organizationOf(context).id;
+    const sums = (key: RawBuilder<string>) =>
+      context.deps.db
+        .selectFrom('live_usage_hourly')
+        .select([
+          key.as('key'),
+          sql<number>`sum(connected_seconds)::bigint`.as('connected_seconds'),
+          sql<number>`max(max_concurrent)`.as('max_concurrent'),
+          sql<number>`sum(bytes_in)::bigint`.as('bytes_in'),
+          sql<number>`sum(hls_requests)::bigint`.as('hls_requests'),
+          sql<number>`sum(hls_bytes_out)::bigint`.as('hls_bytes_out'),
+        ])
+        .where('organization_id', '=', organizationId)
+        .where('hour', '>=', from)
+        .where('hour', '<', to)
+        .groupBy(sql`1`)
+        .orderBy(sql`1`)
+        .execute() as Promise<LiveUsageRow[]>;
+    const [perChannel, perDay] = await Promise.all([
+      sums(sql<string>`channel_id`),
+      sums(sql<string>`to_char(hour at time zone 'UTC', 'YYYY-MM-DD')`),
+    ]);
+    const total = perChannel.reduce(
+      (sum, row) => ({
+        connectedSeconds: sum.connectedSeconds + Number(row.connected_seconds),
+        maxConcurrent: Math.max(sum.maxConcurrent, Number(row.max_concurrent)),
+        bytesIn: sum.bytesIn + Number(row.bytes_in),
+        hlsRequests: sum.hlsRequests + Number(row.hls_requests),
+        hlsBytesOut: sum.hlsBytesOut + Number(row.hls_bytes_out),
+      }),
+      { connectedSeconds: 0, maxConcurrent: 0, bytesIn: 0, hlsRequests: 0, hlsBytesOut: 0 },
+    );
+    return {
+      channels: perChannel.map((row) => ({ channelId: row.key, ...presentUsage(row) })),
+      total,
+      daily: perDay.map((row) => ({ day: row.key, ...presentUsage(row) })),
+    };
+  },
+};

@@ -1,0 +1,25 @@
+import { SAMPLE_PATHS } from '@ukiyo/contract';
+import { signPath } from '@ukiyo/imaging';
+import { findOrigin } from '../db/repositories/origins.ts';
+import { AppError } from '../http/app-error.ts';
+import { guestOriginName } from '../services/bootstrap.ts';
+import { deliveryUrlOf } from '../services/origins.ts';
+import { openSecret } from './origins.ts';
+import { authOf, organizationOf, type Handlers } from './context.ts';
+
+export const previewHandlers: Handlers = {
+  'preview.guest_origin': async (_input, { deps }) => {
+    const name = guestOriginName(deps.config);
+    return { name, edgeUrl: deliveryUrlOf(deps.config, name), samplePaths: [...SAMPLE_PATHS] };
+  },
+
+  /** Signing happens here, so the secret's use stays on the server with the one implementation. */
+  'preview.urls': async ({ originID, paths }, context) => {
+    const { db, secrets, config } = context.deps;
+    const origin = await findOrigin(db, authOf(context).scope, organizationOf(context).id, originID);
+    if (!origin) throw new AppError('origin not found', { params: { id: originID } });
+    const secret = origin.enable_signed_url ? openSecret(secrets, origin.signing_secret_enc) : '';
+    const base = deliveryUrlOf(config, origin.name);
+    return { urls: paths.map((path) => base + (secret ? signPath(secret, path) : path)) };
+  },
+};

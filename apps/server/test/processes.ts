@@ -1,0 +1,176 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Helpers for tests that run the apps as separate processes, as a fleet does.
+
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` returns a value (not undefined) or the time is up. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms (${String(lastError ?? '')})`);
+    await sleep(everyMs);
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** A plain GET with a chosen Host header and no connection reuse. */
+export function get(port: number, host: string, path: string, timeoutMs = 15_000): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, headers: { host, connection: 'close' }, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** One app process (`node --import tsx {entry}`) with its output kept for failure messages. */
+export class AppProcess {
+  readonly output: string[] = [];
+  child!: ChildProcess;
+  exited: Promise<number | null> = Promise.resolve(null);
+
+  constructor(
+    readonly name: string,
+    readonly entry: string,
+    readonly env: Record<string, string>,
+  ) {}
+
+  start(): this {
+    this.child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
+      cwd: ROOT,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [this.child.stdout!, this.child.stderr!]) {
+      stream.on('data', (chunk: Buffer) => {
+        this.output.push(chunk.toString());
+        if (this.output.length > 400) this.output.splice(0, 100);
+      });
+    }
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    return this;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Waits until the process's readiness probe (METRICS_PORT) answers 200. */
+  async ready(timeoutMs = 60_000): Promise<void> {
+    const port = Number(this.env.METRICS_PORT);
+    await until(
+      `${this.name} ready`,
+      async () => {
+        if (!this.running) throw new Error(`${this.name} exited:\n${this.output.join('')}`);
+        const answer = await get(port, 'localhost', '/readyz', 2_000);
+        return answer.status === 200 ? true : undefined;
+      },
+      timeoutMs,
+      200,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n--- ${this.name} output ---\n${this.output.join('')}`);
+    });
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.running) this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+/** Ports and directories of one app process on loopback. */
+export async function processEnv(extra: Record<string, string>): Promise<Record<string, string>> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    EDGE_PORT: String(await freePort()),
+    EDGE_TLS_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-proc-')),
+    LOG_LEVEL: 'warn',
+    MALLOC_ARENA_MAX: '2',
+    ...extra,
+  };
+}
+
+/** A private redis-server on a free port (never the machine's own), stoppable mid-test. */
+export class PrivateRedis {
+  port = 0;
+  private child: ChildProcess | undefined;
+
+  static available(): boolean {
+    return spawnSync('redis-server', ['--version']).status === 0;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    await until('redis up', async () => {
+      const pong = spawnSync('redis-cli', ['-p', String(this.port), 'ping'])
+        .stdout?.toString()
+        .trim();
+      return pong === 'PONG' ? true : undefined;
+    });
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
