@@ -120,15 +120,19 @@ describe('classifyApiError', () => {
 });
 
 describe('applyInvalids', () => {
-  it('sets each field by its dot path, with the first message', () => {
+  it('sets each field by its dot path, with the first message, focusing the first field', () => {
     const setError = vi.fn();
     applyInvalids(setError, {
       'origin.conversionParameters.0.pattern': ['validation.duplicate'],
       password: ['validation.maxLength|n=128', 'validation.password'],
     });
     expect(setError.mock.calls).toEqual([
-      ['origin.conversionParameters.0.pattern', { type: 'server', message: 'validation.duplicate' }],
-      ['password', { type: 'server', message: 'validation.maxLength|n=128' }],
+      [
+        'origin.conversionParameters.0.pattern',
+        { type: 'server', message: 'validation.duplicate' },
+        { shouldFocus: true },
+      ],
+      ['password', { type: 'server', message: 'validation.maxLength|n=128' }, { shouldFocus: false }],
     ]);
   });
 });

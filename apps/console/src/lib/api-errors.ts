@@ -35,9 +35,13 @@ export function classifyApiError(error: unknown): ApiFailure {
  * shown, so switching the language re-translates them.
  */
 export function applyInvalids<T extends FieldValues>(setError: UseFormSetError<T>, invalids: Invalids): void {
+  let focused = false;
   for (const [field, refs] of Object.entries(invalids)) {
     const [first] = refs;
-    if (field !== '' && first !== undefined) setError(field as Path<T>, { type: 'server', message: first });
+    if (field === '' || first === undefined) continue;
+    // The first invalid field takes the focus, which scrolls a long form to it.
+    setError(field as Path<T>, { type: 'server', message: first }, { shouldFocus: !focused });
+    focused = true;
   }
 }
 

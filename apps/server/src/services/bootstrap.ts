@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ALL_PERMISSIONS, OriginKind, SAMPLE_ORIGIN_HOST } from '@ukiyo/contract';
+import { ALL_PERMISSIONS, OriginKind, SAMPLE_ORIGIN_HOST, SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
@@ -33,7 +33,6 @@ export async function bootstrapAdministrator(db: Db, config: Config): Promise<Bo
 }
 
 export const DEMO_SERVICE_CODE = 'demo-image';
-export const SAMPLES_SERVICE_CODE = 'ukiyo-samples';
 
 /** An HTTP origin over the edge's bundled sample images (apps/edge/samples). */
 function sampleOriginValues(name: string, description: string): OriginValues {

@@ -1,3 +1,5 @@
+import { SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
+import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Scope } from './scope.ts';
 
@@ -37,7 +39,10 @@ export function listReachableOrganizations(
   scope: Scope,
   limit?: number,
 ): Promise<OrganizationRecord[]> {
-  const query = reachable(db, scope).orderBy('organizations.id');
+  // The samples organization exists for the guest preview: an administrator starts elsewhere.
+  const query = reachable(db, scope)
+    .orderBy(sql`organizations.service_code = ${SAMPLES_SERVICE_CODE}`)
+    .orderBy('organizations.id');
   return (limit === undefined ? query : query.limit(limit)).execute();
 }
 

@@ -1,5 +1,4 @@
 import Alert from 'react-bootstrap/Alert';
-import Badge from 'react-bootstrap/Badge';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useForm, type UseFormRegisterReturn } from 'react-hook-form';
@@ -16,14 +15,13 @@ import { formatDateTime } from '../../../lib/format.ts';
 import { useUploadCertificate } from '../api/origin-api.ts';
 import { hasCustomDomain, tlsState } from '../origin-display.ts';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
+import { TlsBadge } from './tls-badge.tsx';
 
 interface CertificateForm {
   certificate: string;
   intermediateCertificate: string;
   privateKey: string;
 }
-
-const TLS_BG = { notSet: 'secondary', expired: 'danger', expiresSoon: 'warning', valid: 'success' } as const;
 
 /** A PEM textarea that can also be filled from a file. */
 function PemField({
@@ -57,17 +55,19 @@ function PemField({
       />
       <FieldError error={error} />
       <div className="d-flex flex-wrap align-items-center gap-2 mt-2">
-        <Form.Control
-          type="file"
-          size="sm"
-          accept=".pem,.crt,.cer,.key,text/plain"
-          className="w-auto"
-          aria-label={t('origin.cert.fromFile', { field: label })}
-          onChange={(event) => {
-            const file = (event.target as HTMLInputElement).files?.[0];
-            if (file) void file.text().then(onFile);
-          }}
-        />
+        {/* The browser's own file button speaks the browser's language; this label speaks the console's. */}
+        <label className="btn btn-sm btn-outline-secondary mb-0">
+          {t('origin.cert.fromFile')}
+          <input
+            type="file"
+            className="visually-hidden"
+            accept=".pem,.crt,.cer,.key,text/plain"
+            onChange={(event) => {
+              const file = event.target.files?.[0];
+              if (file) void file.text().then(onFile);
+            }}
+          />
+        </label>
         <Form.Text>{help}</Form.Text>
       </div>
     </Form.Group>
@@ -87,13 +87,7 @@ function CurrentCertificate({ origin }: { origin: Origin }) {
           </dd>
           <dt className="col-sm-3">{t('origin.tlsLabel')}</dt>
           <dd className="col-sm-9">
-            <Badge
-              bg={TLS_BG[state]}
-              text={state === 'expiresSoon' ? 'dark' : undefined}
-              data-testid="origin-tls"
-            >
-              {t(`origin.tls.${state}`)}
-            </Badge>
+            <TlsBadge state={state} />
           </dd>
           {origin.tlsCertificate && (
             <>

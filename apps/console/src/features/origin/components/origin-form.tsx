@@ -39,12 +39,14 @@ function Section({ title, lead, children }: { title: string; lead?: string; chil
 
 function SourceFields({
   kind,
+  onKind,
   register,
   errors,
   s3Allowed,
   updating,
 }: {
   kind: OriginFormValues['kind'];
+  onKind: (kind: OriginFormValues['kind']) => void;
   register: UseFormRegister<OriginFormValues>;
   errors: FieldErrors<OriginFormValues>;
   s3Allowed: boolean;
@@ -61,8 +63,8 @@ function SourceFields({
             type="radio"
             id="origin-kind-http"
             label={t('origin.kindHttp')}
-            value={OriginKind.http}
-            {...register('kind', { valueAsNumber: true })}
+            checked={kind === OriginKind.http}
+            onChange={() => onKind(OriginKind.http)}
             data-testid="origin-kind-http"
           />
           <Form.Check
@@ -70,9 +72,9 @@ function SourceFields({
             type="radio"
             id="origin-kind-s3"
             label={t('origin.kindS3')}
-            value={OriginKind.s3}
+            checked={kind === OriginKind.s3}
             disabled={!s3Allowed}
-            {...register('kind', { valueAsNumber: true })}
+            onChange={() => onKind(OriginKind.s3)}
             data-testid="origin-kind-s3"
           />
         </div>
@@ -335,6 +337,7 @@ export function OriginForm({
       <Section title={t('origin.sourceSection')} lead={t('origin.sourceLead')}>
         <SourceFields
           kind={kind}
+          onKind={(value) => setValue('kind', value)}
           register={register}
           errors={errors}
           s3Allowed={s3Allowed}

@@ -14,13 +14,13 @@ import { useSession } from '../../../lib/session.ts';
 import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
 import { useOrigins } from '../api/origin-api.ts';
 import { hasCustomDomain, sourceAddress, statusName, tlsState } from '../origin-display.ts';
+import { TlsBadge } from './tls-badge.tsx';
 
 type ListedOrigin = OperationOutput<Operations['origin.list']>['origins'][number];
 
 const STATUS_BG = { error: 'danger', applied: 'success', updating: 'warning' } as const;
-const TLS_BG = { notSet: 'secondary', expired: 'danger', expiresSoon: 'warning', valid: 'success' } as const;
 
-export function OriginStatusBadge({ origin }: { origin: Pick<ListedOrigin, 'status' | 'statusMessage'> }) {
+function OriginStatusBadge({ origin }: { origin: Pick<ListedOrigin, 'status' | 'statusMessage'> }) {
   const { t } = useTranslation();
   const name = statusName(origin.status);
   return (
@@ -43,14 +43,7 @@ function TlsCell({ origin }: { origin: ListedOrigin }) {
   const state = tlsState(origin.tlsCertificate);
   return (
     <>
-      <Badge
-        bg={TLS_BG[state]}
-        text={state === 'expiresSoon' ? 'dark' : undefined}
-        data-testid="origin-tls"
-        data-state={state}
-      >
-        {t(`origin.tls.${state}`)}
-      </Badge>
+      <TlsBadge state={state} />
       {origin.tlsCertificate && (
         <div className="small text-body-secondary text-nowrap">
           {t('origin.tls.until', { date: formatUtcDate(origin.tlsCertificate.expiresAt, i18n.language) })}
