@@ -20,6 +20,7 @@ export async function startServer(
       // The edge's other listeners, on free ports of their own.
       EDGE_PORT: String(port + 1),
       EDGE_TLS_PORT: String(port + 2),
+      METRICS_PORT: String(port + 3),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       // As `npm start` runs it: fewer glibc arenas keep libvips' threads from inflating RSS.

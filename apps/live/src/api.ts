@@ -36,7 +36,10 @@ export class LiveApiError extends Error {
 }
 
 export function errorResponse(c: Context, error: LiveApiError) {
-  return c.json({ ok: false, error: error.message, ...(error.invalids ? { invalids: error.invalids } : {}) }, error.status);
+  return c.json(
+    { ok: false, error: error.message, ...(error.invalids ? { invalids: error.invalids } : {}) },
+    error.status,
+  );
 }
 
 /**
@@ -145,7 +148,10 @@ function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Imp
         .orderBy('id')
         .execute();
       return {
-        archive_destinations: rows.map((row) => ({ archive_destination_id: row.id, bucket_uri: row.bucket_uri })),
+        archive_destinations: rows.map((row) => ({
+          archive_destination_id: row.id,
+          bucket_uri: row.bucket_uri,
+        })),
       };
     },
     'ImageFlux_20200707.GetEncryptKey': async ({ kid }, organizationId) => {
@@ -186,7 +192,10 @@ export function mountLiveApi(
   const handler = async (c: Context<LiveEnv>) => {
     const target = c.req.header('x-sora-target') ?? '';
     if (!isLiveTarget(target)) {
-      return errorResponse(c, new LiveApiError(400, `unknown X-Sora-Target: ${target.slice(0, 100) || '(none)'}`));
+      return errorResponse(
+        c,
+        new LiveApiError(400, `unknown X-Sora-Target: ${target.slice(0, 100) || '(none)'}`),
+      );
     }
     const text = await c.req.text();
     let body: unknown = {};

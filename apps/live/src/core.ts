@@ -97,7 +97,12 @@ export class LiveCore {
     }
     const claimed = await db
       .updateTable('channels')
-      .set({ active_connections: 1, connection_id: connectionId, playlist_url: null, heartbeat_at: new Date() })
+      .set({
+        active_connections: 1,
+        connection_id: connectionId,
+        playlist_url: null,
+        heartbeat_at: new Date(),
+      })
       .where('id', '=', channelId)
       .where('status', '=', 'normal')
       .where('deleted_at', 'is', null)
@@ -156,7 +161,13 @@ export class LiveCore {
     for (const [index, rendition] of renditions.entries()) {
       const id = rendition.archive.archive_destination_id;
       if (!id) continue;
-      const destination = await loadDestination(this.deps.db, this.deps.secrets, this.agents, organizationId, id);
+      const destination = await loadDestination(
+        this.deps.db,
+        this.deps.secrets,
+        this.agents,
+        organizationId,
+        id,
+      );
       if (destination) found.set(index, destination);
       else this.log.warn({ destinationId: id }, 'archive destination gone: rendition not archived');
     }
@@ -205,7 +216,11 @@ export class LiveCore {
   /** WHIP DELETE: ends the session named by the Location the publisher was given. */
   async unpublish(organizationId: number, channelId: string, connectionId: string): Promise<boolean> {
     const hosted = this.hosted.get(channelId);
-    if (!hosted?.session || hosted.organizationId !== organizationId || hosted.connectionId !== connectionId) {
+    if (
+      !hosted?.session ||
+      hosted.organizationId !== organizationId ||
+      hosted.connectionId !== connectionId
+    ) {
       return false;
     }
     await hosted.session.stop('publisher left (WHIP DELETE)');

@@ -27,14 +27,20 @@ export function mountHls(app: Hono<LiveEnv>, core: LiveCore, usage: LiveUsage): 
       const served = core.served(channelId);
       if (!served) return c.text('not found', 404);
       const file = c.req.param('file');
-      const data = await readFile(join(served.dir, c.req.param('connection'), 'hls', file)).catch(() => undefined);
+      const data = await readFile(join(served.dir, c.req.param('connection'), 'hls', file)).catch(
+        () => undefined,
+      );
       if (!data) return c.text('not found', 404);
       let body: Uint8Array<ArrayBuffer> | string = data as Uint8Array<ArrayBuffer>;
       if (file.endsWith('/index.m3u8')) {
         const rendition = served.renditions[Number(file.split('/')[0])];
         if (rendition) body = decorateMediaPlaylist(data.toString('utf8'), rendition);
       }
-      usage.hls(channelId, served.organizationId, typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+      usage.hls(
+        channelId,
+        served.organizationId,
+        typeof body === 'string' ? Buffer.byteLength(body) : body.length,
+      );
       const playlist = file.endsWith('.m3u8');
       return c.body(body, 200, {
         'Content-Type': playlist ? PLAYLIST : 'video/mp2t',

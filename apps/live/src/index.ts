@@ -66,7 +66,10 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl'> = {
 export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
   const options: LiveOptions = {
     dir: join(deps.config.DATA_DIR, 'live'),
-    publicUrl: (deps.config.LIVE_PUBLIC_URL ?? `http://localhost:${deps.config.LIVE_PORT}`).replace(/\/+$/, ''),
+    publicUrl: (deps.config.LIVE_PUBLIC_URL ?? `http://localhost:${deps.config.LIVE_PORT}`).replace(
+      /\/+$/,
+      '',
+    ),
     ...DEFAULTS,
     ...overrides,
   };

@@ -3,7 +3,14 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Rendition } from '@ukiyo/contract';
 import type { Logger } from 'pino';
-import { RTCPeerConnection, useH264, useOPUS, useVP8, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
+import {
+  RTCPeerConnection,
+  useH264,
+  useOPUS,
+  useVP8,
+  type MediaStreamTrack,
+  type RTCRtpTransceiver,
+} from 'werift';
 import {
   DepacketizeCallback,
   JitterBufferCallback,
@@ -68,7 +75,8 @@ function offeredMedia(sdp: string): MediaKind[] {
   for (const section of sections) {
     const kind = /^m=(\w+) (\d+)/.exec(section);
     if (!kind || kind[2] === '0') continue;
-    if (kind[1] !== 'audio' && kind[1] !== 'video') throw new WhipError(400, `unsupported m-section ${kind[1]}`);
+    if (kind[1] !== 'audio' && kind[1] !== 'video')
+      throw new WhipError(400, `unsupported m-section ${kind[1]}`);
     if (/^a=(recvonly|inactive)\s*$/m.test(section)) continue;
     kinds.push(kind[1]);
   }
@@ -142,10 +150,17 @@ export class PublishSession {
     pc.connectionStateChange.subscribe((state) => {
       if (state === 'failed' || state === 'closed') void this.stop(`connection ${state}`);
     });
-    await pc.setRemoteDescription({ type: 'offer', sdp: offer });
-    for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
-    const answer = await pc.createAnswer();
-    await pc.setLocalDescription(answer);
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+      for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
+      await pc.setLocalDescription(await pc.createAnswer());
+    } catch (error) {
+      // werift's parser refusing the offer is the publisher's mistake, not ours.
+      throw new WhipError(
+        400,
+        `unusable SDP offer: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     const video = tracks.find((track) => track.kind === 'video');
     const audio = tracks.find((track) => track.kind === 'audio');
     const videoCodec = video?.codec?.name.toLowerCase() ?? '';
@@ -216,7 +231,9 @@ export class PublishSession {
     const webm = new WebmCallback(
       [
         { kind: 'video', codec: WEBM_CODECS[videoCodec]!, clockRate: 90000, trackNumber: 1 },
-        ...(audio ? [{ kind: 'audio' as const, codec: 'OPUS' as const, clockRate: 48000, trackNumber: 2 }] : []),
+        ...(audio
+          ? [{ kind: 'audio' as const, codec: 'OPUS' as const, clockRate: 48000, trackNumber: 2 }]
+          : []),
       ],
       { duration: 24 * 3_600_000 },
     );
@@ -267,7 +284,9 @@ export class PublishSession {
     const transceiver = pc.getTransceivers().find((t: RTCRtpTransceiver) => t.receiver.track === video);
     let last = 0;
     const ask = () => {
-      const interval = this.playlistReady ? this.options.timings.pliSteadyMs : this.options.timings.pliStartMs;
+      const interval = this.playlistReady
+        ? this.options.timings.pliSteadyMs
+        : this.options.timings.pliStartMs;
       if (Date.now() - last < interval || video.ssrc === undefined || !transceiver) return;
       last = Date.now();
       transceiver.receiver.sendRtcpPLI(video.ssrc).catch(() => {});
@@ -304,7 +323,8 @@ export class PublishSession {
         if (!destination) continue;
         // Read now: ffmpeg deletes segments that fell out of the playlist a little later.
         const body = await readFile(join(this.hlsDir, String(index), name)).catch(() => undefined);
-        if (body) this.archive.add(destination, { path: this.archivePath(index, name), body, fileType: 'ts' });
+        if (body)
+          this.archive.add(destination, { path: this.archivePath(index, name), body, fileType: 'ts' });
       }
       if (destination) {
         this.archive.add(destination, {
@@ -315,7 +335,10 @@ export class PublishSession {
       }
     }
     if (!this.playlistReady && !this.ending && this.seen.every((segments) => segments.size > 0)) {
-      await writeFile(join(this.hlsDir, 'master.m3u8'), masterPlaylist(this.options.renditions, this.withAudio));
+      await writeFile(
+        join(this.hlsDir, 'master.m3u8'),
+        masterPlaylist(this.options.renditions, this.withAudio),
+      );
       this.playlistReady = true;
       this.options.onPlaylist();
     }

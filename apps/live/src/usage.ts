@@ -102,7 +102,12 @@ export class LiveUsage {
         next.concurrent = counter.concurrent;
         next.maxConcurrent = counter.concurrent;
       }
-      if (seconds === 0 && counter.bytesIn === 0 && counter.hlsRequests === 0 && counter.maxConcurrent === 0) {
+      if (
+        seconds === 0 &&
+        counter.bytesIn === 0 &&
+        counter.hlsRequests === 0 &&
+        counter.maxConcurrent === 0
+      ) {
         continue;
       }
       rows.push({

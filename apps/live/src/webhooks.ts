@@ -51,7 +51,9 @@ export class Webhooks {
             if (size <= 64 * 1024) chunks.push(chunk);
             else res.destroy();
           });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
           res.on('error', reject);
         },
       );
@@ -67,7 +69,9 @@ export class Webhooks {
       const answer = await this.post(url, payload);
       if (answer.status < 200 || answer.status >= 300) return false;
       const parsed: unknown = JSON.parse(answer.body);
-      return typeof parsed === 'object' && parsed !== null && (parsed as { allowed?: unknown }).allowed === true;
+      return (
+        typeof parsed === 'object' && parsed !== null && (parsed as { allowed?: unknown }).allowed === true
+      );
     } catch (error) {
       this.log.info({ err: error, url }, 'auth webhook failed: refused');
       return false;

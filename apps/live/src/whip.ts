@@ -24,7 +24,8 @@ export function mountWhip(app: Hono<LiveEnv>, auth: MiddlewareHandler<LiveEnv>, 
     }),
   );
   const refuse = (c: Context, error: unknown) => {
-    if (error instanceof WhipError) return errorResponse(c, new LiveApiError(error.status as 400, error.message));
+    if (error instanceof WhipError)
+      return errorResponse(c, new LiveApiError(error.status as 400, error.message));
     throw error;
   };
   app.post(
@@ -39,10 +40,15 @@ export function mountWhip(app: Hono<LiveEnv>, auth: MiddlewareHandler<LiveEnv>, 
         return errorResponse(c, new LiveApiError(415, 'the offer must be sent as application/sdp'));
       }
       const offer = await c.req.text();
-      if (!offer.startsWith('v=0')) return errorResponse(c, new LiveApiError(400, 'the body is not an SDP offer'));
+      if (!offer.startsWith('v=0'))
+        return errorResponse(c, new LiveApiError(400, 'the body is not an SDP offer'));
       const channelId = c.req.param('channel');
       try {
-        const { connectionId, answer } = await core.publish(c.get('principal').organizationId, channelId, offer);
+        const { connectionId, answer } = await core.publish(
+          c.get('principal').organizationId,
+          channelId,
+          offer,
+        );
         return c.body(answer, 201, {
           'Content-Type': 'application/sdp',
           Location: `/whip/${channelId}/${connectionId}`,

@@ -43,11 +43,18 @@ export interface LiveUnderTest {
 }
 
 /** A live server over the test database, listening on a loopback port, its files in a temp dir. */
-export async function startLive(server: TestServer, overrides: Partial<LiveOptions> = {}): Promise<LiveUnderTest> {
+export async function startLive(
+  server: TestServer,
+  overrides: Partial<LiveOptions> = {},
+): Promise<LiveUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-live-'));
   const { db, secrets, log } = server.deps;
   // The tests poll ListPlaylistURLs far faster than customers are allowed to.
-  const config = { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true, PUBLIC_API_RATE_PER_MINUTE: 1_000_000 };
+  const config = {
+    ...server.deps.config,
+    ALLOW_PRIVATE_ORIGINS: true,
+    PUBLIC_API_RATE_PER_MINUTE: 1_000_000,
+  };
   const live = await createLive(
     { db, secrets, log, config },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, ...overrides },
@@ -62,7 +69,11 @@ export async function startLive(server: TestServer, overrides: Partial<LiveOptio
     async call(target, body, token) {
       const response = await fetch(`${baseUrl}/`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Sora-Target': target, Authorization: `Bearer ${token}` },
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Sora-Target': target,
+          Authorization: `Bearer ${token}`,
+        },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -80,13 +91,27 @@ export interface ProbedStream {
   sample_rate?: string;
 }
 
-export async function probe(file: string): Promise<{ streams: ProbedStream[]; format: { duration: string } }> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file]);
+export async function probe(
+  file: string,
+): Promise<{ streams: ProbedStream[]; format: { duration: string } }> {
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_streams',
+    '-show_format',
+    '-of',
+    'json',
+    file,
+  ]);
   return JSON.parse(stdout) as { streams: ProbedStream[]; format: { duration: string } };
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -98,6 +123,8 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs:
 
 /** ffmpeg processes whose parent is this process (the live server's and the publishers'). */
 export async function childFfmpegCount(): Promise<number> {
-  const { stdout } = await run('ps', ['-o', 'comm=', '--ppid', String(process.pid)]).catch(() => ({ stdout: '' }));
+  const { stdout } = await run('ps', ['-o', 'comm=', '--ppid', String(process.pid)]).catch(() => ({
+    stdout: '',
+  }));
   return stdout.split('\n').filter((name) => name.trim() === 'ffmpeg').length;
 }

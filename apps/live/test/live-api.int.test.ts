@@ -199,7 +199,11 @@ describe('live API', () => {
       status: 400,
       body: { invalids: { 'hls.0.archive.archive_destination_id': ['validation.invalid'] } },
     });
-    const own = await live.call(T.createHls, { hls: [{ ...rendition, archive: { archive_destination_id: id } }] }, tokenA);
+    const own = await live.call(
+      T.createHls,
+      { hls: [{ ...rendition, archive: { archive_destination_id: id } }] },
+      tokenA,
+    );
     expect(own.status).toBe(200);
 
     expect((await live.call(T.deleteDestination, { archive_destination_id: id }, tokenB)).status).toBe(404);

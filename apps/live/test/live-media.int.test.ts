@@ -177,7 +177,9 @@ describe('live ingest and HLS', () => {
     expect(second.status).toBe(409);
 
     const { connection_id: connectionId, playlist_url: masterUrl } = await playlistUrl(channelId);
-    expect(masterUrl).toBe(`http://localhost:${server.deps.config.LIVE_PORT}/hls/${channelId}/${connectionId}/master.m3u8`);
+    expect(masterUrl).toBe(
+      `http://localhost:${server.deps.config.LIVE_PORT}/hls/${channelId}/${connectionId}/master.m3u8`,
+    );
     const localMaster = `${live.baseUrl}${new URL(masterUrl).pathname}`;
     const master = await fetch(localMaster);
     expect(master.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
@@ -187,7 +189,9 @@ describe('live ingest and HLS', () => {
     expect(masterText).toContain(
       '#EXT-X-STREAM-INF:BANDWIDTH=400400,RESOLUTION=320x180,FRAME-RATE=15.000,CODECS="avc1.4d4015,mp4a.40.2"\n0/index.m3u8',
     );
-    expect(masterText).toContain('RESOLUTION=160x90,FRAME-RATE=15.000,CODECS="avc1.42e015,mp4a.40.2"\n1/index.m3u8');
+    expect(masterText).toContain(
+      'RESOLUTION=160x90,FRAME-RATE=15.000,CODECS="avc1.42e015,mp4a.40.2"\n1/index.m3u8',
+    );
     await waitFor(
       async () => hooks.calls.find((call) => call.body.type === 'notify.playlist_url'),
       5_000,
@@ -203,11 +207,19 @@ describe('live ingest and HLS', () => {
     );
 
     // The console sees the live state through the database.
-    const { email } = await createTestUser(server.deps, { accountId, permission: Permission.channel | Permission.statistics });
+    const { email } = await createTestUser(server.deps, {
+      accountId,
+      permission: Permission.channel | Permission.statistics,
+    });
     const consoleClient = await loggedIn(server.baseUrl, email);
     const listed = await consoleClient.call('channel.list');
     expect(listed.body.channels).toEqual([
-      expect.objectContaining({ id: channelId, activeConnectionCount: 1, hlsUrl: masterUrl, status: 'normal' }),
+      expect.objectContaining({
+        id: channelId,
+        activeConnectionCount: 1,
+        hlsUrl: masterUrl,
+        status: 'normal',
+      }),
     ]);
 
     const base = localMaster.replace(/master\.m3u8$/, '');
@@ -219,15 +231,22 @@ describe('live ingest and HLS', () => {
     const segment = await fetch(`${base}0/${high.segments.at(-1)}`);
     expect(segment.headers.get('content-type')).toBe('video/mp2t');
     expect(segment.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
-    const checks: [string, string[], { width: number; height: number; profile: string; bps: number; audio: number }][] =
+    const checks: [
+      string,
+      string[],
+      { width: number; height: number; profile: string; bps: number; audio: number },
+    ][] = [
       [
-        [`${base}0/`, high.segments.slice(1), { width: 320, height: 180, profile: 'Main', bps: 300_000, audio: 64000 }],
-        [
-          `${base}1/`,
-          low.segments,
-          { width: 160, height: 90, profile: 'Constrained Baseline', bps: 120_000, audio: 32000 },
-        ],
-      ];
+        `${base}0/`,
+        high.segments.slice(1),
+        { width: 320, height: 180, profile: 'Main', bps: 300_000, audio: 64000 },
+      ],
+      [
+        `${base}1/`,
+        low.segments,
+        { width: 160, height: 90, profile: 'Constrained Baseline', bps: 120_000, audio: 32000 },
+      ],
+    ];
     for (const [prefix, names, expected] of checks) {
       const files = [];
       for (const name of names) {
@@ -276,7 +295,9 @@ describe('live ingest and HLS', () => {
     // WHIP DELETE ends the session; the channel is free and reports no playlist any more.
     await publisher.stop();
     expect(live.live.sessionCount()).toBe(0);
-    expect(await live.call(T.playlists, { channel_id: channelId }, token)).toMatchObject({ body: { hls: [] } });
+    expect(await live.call(T.playlists, { channel_id: channelId }, token)).toMatchObject({
+      body: { hls: [] },
+    });
     const released = await server.deps.db
       .selectFrom('channels')
       .select(['active_connections', 'connection_id'])
@@ -347,7 +368,13 @@ describe('live ingest and HLS', () => {
       .select('kid')
       .where('id', '=', channelId)
       .executeTakeFirstOrThrow();
-    const publisher = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 320, height: 180, fps: 15 });
+    const publisher = await start({
+      whipUrl: whip(channelId),
+      codec: 'vp8',
+      width: 320,
+      height: 180,
+      fps: 15,
+    });
     expect(publisher.status).toBe(201);
     const { playlist_url: masterUrl } = await playlistUrl(channelId);
     const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
@@ -355,7 +382,9 @@ describe('live ingest and HLS', () => {
     expect(await text(media)).toContain(
       `#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/key?viewer=1&kid=${kid}"`,
     );
-    const encrypted = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, segments[1]!))).arrayBuffer());
+    const encrypted = Buffer.from(
+      await (await fetch(media.replace(/index\.m3u8$/, segments[1]!))).arrayBuffer(),
+    );
     expect(encrypted[0]).not.toBe(0x47);
 
     const key = (await live.call(T.key, { kid }, token)).body.encrypt_key as string;
@@ -391,8 +420,18 @@ describe('live ingest and HLS', () => {
     expect(refused.status).toBe(403);
     expect(refused.error).toContain('auth webhook');
 
-    const stranger = await apiToken(server, (await createTenant(server.deps, { isLive: true })).organizationIds[0]!);
-    const foreign = await start({ whipUrl: whip(channelId), token: stranger, codec: 'vp8', width: 160, height: 90, fps: 15 });
+    const stranger = await apiToken(
+      server,
+      (await createTenant(server.deps, { isLive: true })).organizationIds[0]!,
+    );
+    const foreign = await start({
+      whipUrl: whip(channelId),
+      token: stranger,
+      codec: 'vp8',
+      width: 160,
+      height: 90,
+      fps: 15,
+    });
     expect(foreign.status).toBe(404);
 
     const notSdp = await fetch(whip(channelId), {
@@ -401,6 +440,32 @@ describe('live ingest and HLS', () => {
       body: 'hello',
     });
     expect(notSdp.status).toBe(415);
+    const open = (
+      await live.call(
+        T.createHls,
+        { hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
+        token,
+      )
+    ).body.channel_id as string;
+    for (const [body, status] of [
+      ['v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n', 400],
+      ['v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n', 400],
+    ] as const) {
+      const refusedOffer = await fetch(whip(open), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${token}` },
+        body,
+      });
+      expect(refusedOffer.status).toBe(status);
+      expect(((await refusedOffer.json()) as { error: string }).error).toMatch(/offer/);
+    }
+    // Refused offers leave the channel free.
+    const row = await server.deps.db
+      .selectFrom('channels')
+      .select('active_connections')
+      .where('id', '=', open)
+      .executeTakeFirstOrThrow();
+    expect(row.active_connections).toBe(0);
     const preflight = await fetch(whip(channelId), {
       method: 'OPTIONS',
       headers: {
@@ -421,42 +486,68 @@ describe('live ingest and HLS', () => {
     expect(unauthenticated.headers.get('access-control-expose-headers')).toContain('Location');
   });
 
-  it('releases ffmpeg, sockets and files over create / publish / delete cycles', async () => {
-    const cycles = Number(process.env.LIVE_CYCLES ?? 3);
-    const handlesBefore = process.getActiveResourcesInfo().length;
-    const { email } = await createTestUser(server.deps, { accountId, permission: Permission.channel });
-    const consoleClient = await loggedIn(server.baseUrl, email);
-    for (let i = 0; i < cycles; i++) {
-      const created = await live.call(
-        T.createHls,
-        { hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
-        token,
-      );
-      const channelId = created.body.channel_id as string;
-      const publisher = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 160, height: 90, fps: 15 });
-      expect(publisher.status).toBe(201);
-      await playlistUrl(channelId);
-      expect(live.live.sessionCount()).toBe(1);
-      if (i % 2 === 0) {
-        // DeleteChannel while publishing: the publisher is cut off, ffmpeg stopped, files gone.
-        expect((await live.call(T.remove, { channel_id: channelId }, token)).status).toBe(200);
-      } else {
-        // The console's delete marks the channel; the live process carries it out.
-        expect((await consoleClient.call('channel.delete', { id: channelId })).status).toBe(200);
-        const deleting = await consoleClient.call('channel.list');
-        expect(deleting.body.channels).toEqual(
-          expect.arrayContaining([expect.objectContaining({ id: channelId, status: 'deleting' })]),
+  // LIVE_CYCLES=100 for the long run (about 5 minutes); the suite runs 3.
+  const cycles = Number(process.env.LIVE_CYCLES ?? 3);
+  it(
+    'releases ffmpeg, sockets and files over create / publish / delete cycles',
+    { timeout: 20_000 + cycles * 10_000 },
+    async () => {
+      const handlesBefore = process.getActiveResourcesInfo().length;
+      const { email } = await createTestUser(server.deps, { accountId, permission: Permission.channel });
+      const consoleClient = await loggedIn(server.baseUrl, email);
+      const cycled: string[] = [];
+      for (let i = 0; i < cycles; i++) {
+        const created = await live.call(
+          T.createHls,
+          { hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
+          token,
         );
-        await live.live.tick();
+        const channelId = created.body.channel_id as string;
+        cycled.push(channelId);
+        const publisher = await start({
+          whipUrl: whip(channelId),
+          codec: 'vp8',
+          width: 160,
+          height: 90,
+          fps: 15,
+        });
+        expect(publisher.status).toBe(201);
+        await playlistUrl(channelId);
+        expect(live.live.sessionCount()).toBe(1);
+        if (i % 2 === 0) {
+          // DeleteChannel while publishing: the publisher is cut off, ffmpeg stopped, files gone.
+          expect((await live.call(T.remove, { channel_id: channelId }, token)).status).toBe(200);
+        } else {
+          // The console's delete marks the channel; the live process carries it out.
+          expect((await consoleClient.call('channel.delete', { id: channelId })).status).toBe(200);
+          const deleting = await consoleClient.call('channel.list');
+          expect(deleting.body.channels).toEqual(
+            expect.arrayContaining([expect.objectContaining({ id: channelId, status: 'deleting' })]),
+          );
+          await live.live.tick();
+        }
+        expect(live.live.sessionCount()).toBe(0);
+        const whipAgain = await start({
+          whipUrl: whip(channelId),
+          codec: 'vp8',
+          width: 160,
+          height: 90,
+          fps: 15,
+        });
+        expect(whipAgain.status).toBe(404);
+        await publisher.stop(false);
       }
-      expect(live.live.sessionCount()).toBe(0);
-      const whipAgain = await start({ whipUrl: whip(channelId), codec: 'vp8', width: 160, height: 90, fps: 15 });
-      expect(whipAgain.status).toBe(404);
-      await publisher.stop(false);
-    }
-    expect(await childFfmpegCount()).toBe(0);
+      expect(await childFfmpegCount()).toBe(0);
+      expect(readdirSync(live.dir).filter((name) => cycled.includes(name))).toEqual([]);
+      // Timers and sockets of the sessions are gone (a little slack for pooled connections).
+      expect(process.getActiveResourcesInfo().length).toBeLessThanOrEqual(handlesBefore + 4);
+    },
+  );
+
+  it('removes every file it wrote on close', async () => {
+    expect(readdirSync(live.dir).length).toBeGreaterThan(0);
+    await live.live.close();
     expect(readdirSync(live.dir)).toEqual([]);
-    // Timers and sockets of the sessions are gone (a little slack for pooled connections).
-    expect(process.getActiveResourcesInfo().length).toBeLessThanOrEqual(handlesBefore + 4);
+    expect(live.live.sessionCount()).toBe(0);
   });
 });

@@ -9,8 +9,8 @@ export interface PublishOptions {
   width: number;
   height: number;
   fps: number;
-  /** Extra video filters after the test source (e.g. drawtext), comma-joined. */
-  videoFilter?: string;
+  /** A whole lavfi graph ending in [out0] instead of the plain test source. */
+  source?: string;
   audio?: boolean;
   /** Video bitrate of the publisher's own encode. */
   bitrate?: string;
@@ -21,8 +21,12 @@ export interface Publisher {
   location: string | null;
   /** The answer's body when not 201 (the error). */
   error: string;
+  /** Wall clock of the WHIP POST. */
+  postedAt: number;
   /** Milliseconds from the POST to the peer connection being connected. */
   connectedAfterMs?: number;
+  /** Wall clock of the first video RTP packet: frame time 0 of the test source, give or take its encode. */
+  firstPacketAt(): Promise<number>;
   stop(sendDelete?: boolean): Promise<void>;
 }
 
@@ -56,7 +60,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
   if (withAudio) pc.addTransceiver(audio, { direction: 'sendonly' });
   await pc.setLocalDescription(await pc.createOffer());
   await gathered(pc);
-  const started = Date.now();
+  const postedAt = Date.now();
   const response = await fetch(options.whipUrl, {
     method: 'POST',
     headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${options.token}` },
@@ -65,7 +69,14 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
   const body = await response.text();
   if (response.status !== 201) {
     await pc.close();
-    return { status: response.status, location: null, error: body, stop: async () => {} };
+    return {
+      status: response.status,
+      postedAt,
+      location: null,
+      error: body,
+      firstPacketAt: () => Promise.reject(new Error('not publishing')),
+      stop: async () => {},
+    };
   }
   const location = response.headers.get('location');
   await pc.setRemoteDescription({ type: 'answer', sdp: body });
@@ -78,14 +89,16 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       }
     });
   });
-  const connectedAfterMs = Date.now() - started;
+  const connectedAfterMs = Date.now() - postedAt;
   const videoSocket = await udpInto(video);
+  const firstPacket = new Promise<number>((resolve) =>
+    videoSocket.once('message', () => resolve(Date.now())),
+  );
   const audioSocket = withAudio ? await udpInto(audio) : undefined;
   const encoder =
     options.codec === 'h264'
       ? ['-c:v', 'libx264', '-profile:v', 'baseline', '-preset', 'ultrafast', '-tune', 'zerolatency']
       : ['-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8'];
-  const filter = [`format=yuv420p`, ...(options.videoFilter ? [options.videoFilter] : [])].join(',');
   const sender: ChildProcess = spawn(
     'ffmpeg',
     [
@@ -96,12 +109,12 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       '-f',
       'lavfi',
       '-i',
-      `testsrc2=size=${options.width}x${options.height}:rate=${options.fps}`,
+      options.source ?? `testsrc2=size=${options.width}x${options.height}:rate=${options.fps}`,
       ...(withAudio ? ['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000'] : []),
       '-map',
       '0:v',
-      '-vf',
-      filter,
+      '-pix_fmt',
+      'yuv420p',
       ...encoder,
       '-g',
       String(options.fps * 2),
@@ -134,9 +147,11 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
   let stopped = false;
   return {
     status: 201,
+    postedAt,
     location,
     error: '',
     connectedAfterMs,
+    firstPacketAt: () => firstPacket,
     async stop(sendDelete = true) {
       if (stopped) return;
       stopped = true;

@@ -60,14 +60,19 @@ const consoleServer = startConsoleServer(
     console.log(lines.join('\n'));
   },
 );
-const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
-deps.log.info({ port: ops.port }, 'metrics and probes listening');
+// A developer's second `npm start` (or a test run beside one) must still start: without its
+// operations listener if METRICS_PORT is taken. The fleet's entry points fail instead.
+const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST).catch((error: unknown) => {
+  deps.log.warn({ err: error, port: config.METRICS_PORT }, 'metrics and probes not listening');
+  return undefined;
+});
+if (ops) deps.log.info({ port: ops.port }, 'metrics and probes listening');
 
 onShutdown(deps.log, health, graceMs, [
   async () => {
     consoleServer.stop();
     await Promise.all([drainServer(consoleServer.server, graceMs), edge.close({ graceMs })]);
   },
-  () => drainServer(ops.server, 0),
+  async () => ops && drainServer(ops.server, 0),
   () => database.close(),
 ]);

@@ -278,7 +278,14 @@ describe('origin.update and origin.delete', () => {
     expect((await stranger.client.call('origin.list_minimum', {})).body.origins).toEqual([]);
     const minimum = await owner.client.call('origin.list_minimum', {});
     expect(minimum.body.origins).toEqual([
-      { originID: origin.originID, name: origin.name, originName: origin.name, kind: 0 },
+      {
+        originID: origin.originID,
+        name: origin.name,
+        originName: origin.name,
+        kind: 0,
+        enableSignedUrl: false,
+        deliveryUrl: `http://${origin.name}:${server.deps.config.EDGE_PORT}`,
+      },
     ]);
     const listed = await owner.client.call('origin.list', {});
     expect((listed.body.origins as Array<{ usage: unknown }>)[0]?.usage).toEqual({

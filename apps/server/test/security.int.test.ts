@@ -88,7 +88,7 @@ describe('console security headers', () => {
 
 describe('CSRF', () => {
   it('refuses a cross-site request that carries the victim’s session cookie, and changes nothing', async () => {
-    const { user, tenant } = await member(Permission.token);
+    const { user, tenant } = await member(Permission.cache);
     const victim = await loggedIn(server.baseUrl, user.email);
     const before = await victim.call('auth_token.list');
     expect(before.status).toBe(200);
@@ -168,7 +168,7 @@ describe('public API rate limits', () => {
   });
 
   it('limits calls per token and minute (PUBLIC_API_RATE_PER_MINUTE)', async () => {
-    const { user } = await member(Permission.token | Permission.cache);
+    const { user } = await member(Permission.cache);
     const owner = await loggedIn(server.baseUrl, user.email);
     const added = await owner.call('auth_token.add', {
       authToken: { description: unique('rate'), permission: Permission.cache },
@@ -197,7 +197,7 @@ describe('logs', () => {
       }),
     );
     const base = await server.withConfig({}, { log });
-    const { user } = await member(Permission.token | Permission.cache);
+    const { user } = await member(Permission.cache);
     const client = new Client(base);
     const wrong = 'Wrong-Password-Sentinel-91';
     await client.login(user.email, wrong);

@@ -29,8 +29,6 @@ export interface ConsoleRoute {
   page?: PageModule;
 }
 
-// Screens not built yet show their title only; their issues replace this with the real page.
-const titleOnly: PageModule = () => import('./title-page.tsx').then((m) => ({ Component: m.TitlePage }));
 const login: PageModule = () =>
   import('../features/auth/components/login-page.tsx').then((m) => ({ Component: m.LoginPage }));
 const changeOrganization: PageModule = () =>
@@ -123,6 +121,12 @@ const previewGuest: PageModule = () =>
   import('../features/preview/components/preview-guest-page.tsx').then((m) => ({
     Component: m.PreviewGuestPage,
   }));
+const channel: PageModule = () =>
+  import('../features/channel/components/channel-page.tsx').then((m) => ({ Component: m.ChannelPage }));
+const liveStreaming: PageModule = () =>
+  import('../features/channel/components/live-streaming-page.tsx').then((m) => ({
+    Component: m.LiveStreamingPage,
+  }));
 const notFound: PageModule = () =>
   import('../features/errors/components/not-found-page.tsx').then((m) => ({ Component: m.NotFoundPage }));
 const unsupported: PageModule = () =>
@@ -180,13 +184,13 @@ export const routes = {
     pattern: '/livestreaming/',
     guard: { access: 'organization', permission: Permission.statistics, organizationKind: 'live' },
     titleKey: 'title.liveStreaming',
-    page: titleOnly,
+    page: liveStreaming,
   },
   channel: {
     pattern: '/channel/',
     guard: { access: 'organization', permission: Permission.channel, organizationKind: 'live' },
     titleKey: 'title.channel',
-    page: titleOnly,
+    page: channel,
   },
   statistics: {
     pattern: '/statistics',

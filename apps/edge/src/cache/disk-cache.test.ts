@@ -38,7 +38,9 @@ describe('DiskCache', () => {
     const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
     await reopened.init();
     expect(reopened.entriesOf(3, '/a.jpg').map((entry) => entry.url)).toEqual(['whole']);
-    expect(readdirSync(directory).sort()).toEqual([whole.split('/')[2], `${whole.split('/')[2]}.json`].sort());
+    expect(readdirSync(directory).sort()).toEqual(
+      [whole.split('/')[2], `${whole.split('/')[2]}.json`].sort(),
+    );
   });
 
   it('survives a restart, groups variants by image and purges them together', async () => {

@@ -130,7 +130,9 @@ export function ffmpegArgs(input: LadderInput): string[] {
       '0',
       '-force_key_frames:v',
       `expr:gte(t,n_forced*${seconds})`,
-      ...(input.withAudio ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000'] : []),
+      ...(input.withAudio
+        ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000']
+        : []),
       '-f',
       'hls',
       '-hls_time',

@@ -9,11 +9,9 @@ import type { Server as HttpsServer } from 'node:https';
 export function drainServer(server: Server | HttpsServer, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    let sweep: NodeJS.Timeout | undefined;
-    let deadline: NodeJS.Timeout | undefined;
+    const timers: NodeJS.Timeout[] = [];
     server.close(() => {
-      clearInterval(sweep);
-      clearTimeout(deadline);
+      for (const timer of timers) clearTimeout(timer);
       resolve();
     });
     if (graceMs <= 0) {
@@ -21,10 +19,10 @@ export function drainServer(server: Server | HttpsServer, graceMs: number): Prom
       return;
     }
     server.closeIdleConnections();
-    // A keep-alive connection becomes idle when its last answer is written.
-    sweep = setInterval(() => server.closeIdleConnections(), 100);
-    deadline = setTimeout(() => server.closeAllConnections(), graceMs);
-    sweep.unref();
-    deadline.unref();
+    timers.push(
+      // A keep-alive connection becomes idle when its last answer is written.
+      setInterval(() => server.closeIdleConnections(), 100).unref(),
+      setTimeout(() => server.closeAllConnections(), graceMs).unref(),
+    );
   });
 }

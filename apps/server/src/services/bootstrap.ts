@@ -111,7 +111,21 @@ export async function ensureGuestPreviewOrigin(db: Db, config: Config): Promise<
     .where('organization_id', '=', id)
     .executeTakeFirst();
   if (!origin) {
-    await insertOrigin(db, id, name, sampleOriginValues(name, 'Sample images for the guest preview'), []);
+    // Processes starting together race here too; the first insert wins, the name is unique.
+    await insertOrigin(
+      db,
+      id,
+      name,
+      sampleOriginValues(name, 'Sample images for the guest preview'),
+      [],
+    ).catch(async (error: unknown) => {
+      const winner = await db
+        .selectFrom('origins')
+        .select('id')
+        .where('organization_id', '=', id)
+        .executeTakeFirst();
+      if (!winner) throw error;
+    });
   } else if (origin.name !== name) {
     // EDGE_DOMAIN changed since the origin was made.
     await db

@@ -1,0 +1,210 @@
+import { useEffect, useRef, useState } from 'react';
+import Alert from 'react-bootstrap/Alert';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Col from 'react-bootstrap/Col';
+import Form from 'react-bootstrap/Form';
+import Row from 'react-bootstrap/Row';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import { paths } from '../../../app/routes.ts';
+import { WhipError, WhipPublisher, testPatternStream } from '../whip-publisher.ts';
+import type { ChannelView } from './channel-types.ts';
+
+type Source = 'pattern' | 'camera';
+
+/** Publishes the camera or a test pattern to the channel over WHIP, from this browser. */
+function Publisher({ whipUrl }: { whipUrl: string }) {
+  const { t } = useTranslation();
+  const preview = useRef<HTMLVideoElement>(null);
+  const session = useRef<{ publisher: WhipPublisher; stop: () => void } | null>(null);
+  const [token, setToken] = useState('');
+  const [source, setSource] = useState<Source>('pattern');
+  const [state, setState] = useState<'idle' | 'starting' | 'live'>('idle');
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const stop = async () => {
+    const current = session.current;
+    session.current = null;
+    current?.stop();
+    await current?.publisher.stop();
+    setState('idle');
+  };
+  // Leaving the page ends the publishing session.
+  useEffect(
+    () => () => {
+      void stop();
+    },
+    [],
+  );
+
+  const start = async () => {
+    setProblem(null);
+    setState('starting');
+    try {
+      const media =
+        source === 'camera'
+          ? await navigator.mediaDevices.getUserMedia({ video: { width: 1280, height: 720 }, audio: true })
+          : null;
+      const captured = media
+        ? { stream: media, stop: () => media.getTracks().forEach((track) => track.stop()) }
+        : testPatternStream();
+      if (preview.current) preview.current.srcObject = captured.stream;
+      const publisher = new WhipPublisher(whipUrl, token.trim());
+      session.current = { publisher, stop: captured.stop };
+      await publisher.start(captured.stream);
+      setState('live');
+    } catch (error) {
+      await stop();
+      setProblem(
+        error instanceof WhipError
+          ? t('channel.publishRefused', { status: error.status, reason: error.reason })
+          : t('channel.publishFailed'),
+      );
+    }
+  };
+
+  return (
+    <Card className="shadow-sm border-0 h-100">
+      <Card.Body>
+        <h3 className="h6">{t('channel.publishTitle')}</h3>
+        <p className="small text-body-secondary">
+          {t('channel.publishLead')} <code className="text-break">{whipUrl}</code>
+        </p>
+        <Form.Group className="mb-2" controlId="channel-publish-token">
+          <Form.Label className="small">{t('channel.publishToken')}</Form.Label>
+          <Form.Control
+            size="sm"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(event) => setToken(event.target.value)}
+            disabled={state !== 'idle'}
+            data-testid="channel-publish-token"
+          />
+          <Form.Text>
+            {t('channel.publishTokenHelp')} <Link to={paths.tokenNew()}>{t('nav.tokens')}</Link>
+          </Form.Text>
+        </Form.Group>
+        <div className="mb-2">
+          {(['pattern', 'camera'] as const).map((value) => (
+            <Form.Check
+              key={value}
+              inline
+              type="radio"
+              id={`channel-source-${value}`}
+              label={t(`channel.source.${value}`)}
+              checked={source === value}
+              disabled={state !== 'idle'}
+              onChange={() => setSource(value)}
+            />
+          ))}
+        </div>
+        <video ref={preview} className="channel-video mb-2" muted autoPlay playsInline />
+        {problem && (
+          <Alert variant="danger" className="small" data-testid="channel-publish-error">
+            {problem}
+          </Alert>
+        )}
+        {state === 'idle' ? (
+          <Button
+            size="sm"
+            disabled={!token.trim()}
+            onClick={() => void start()}
+            data-testid="channel-publish-start"
+          >
+            {t('channel.publishStart')}
+          </Button>
+        ) : (
+          <Button
+            size="sm"
+            variant="outline-danger"
+            disabled={state === 'starting'}
+            onClick={() => void stop()}
+            data-testid="channel-publish-stop"
+            data-state={state}
+          >
+            {t(state === 'live' ? 'channel.publishStop' : 'channel.publishStarting')}
+          </Button>
+        )}
+      </Card.Body>
+    </Card>
+  );
+}
+
+/** Plays the channel's HLS with hls.js (loaded only here), or natively where the browser can. */
+function Player({ url }: { url: string | null }) {
+  const { t } = useTranslation();
+  const video = useRef<HTMLVideoElement>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    const element = video.current;
+    if (!url || !element) return;
+    let destroy = () => {};
+    let cancelled = false;
+    void import('hls.js').then(({ default: Hls }) => {
+      if (cancelled) return;
+      if (Hls.isSupported()) {
+        const hls = new Hls({ lowLatencyMode: true, liveSyncDurationCount: 2 });
+        hls.on(Hls.Events.ERROR, (_event, data) => {
+          if (data.fatal) setFailed(true);
+        });
+        hls.loadSource(url);
+        hls.attachMedia(element);
+        destroy = () => hls.destroy();
+      } else {
+        element.src = url;
+      }
+      void element.play().catch(() => undefined);
+    });
+    return () => {
+      cancelled = true;
+      destroy();
+    };
+  }, [url]);
+  return (
+    <Card className="shadow-sm border-0 h-100">
+      <Card.Body>
+        <h3 className="h6">{t('channel.playerTitle')}</h3>
+        {url ? (
+          <>
+            <video
+              ref={video}
+              className="channel-video"
+              controls
+              muted
+              playsInline
+              data-testid="channel-player"
+            />
+            {failed && (
+              <Alert variant="warning" className="small mt-2">
+                {t('channel.playerFailed')}
+              </Alert>
+            )}
+          </>
+        ) : (
+          <Alert variant="secondary" className="small" data-testid="channel-player-waiting">
+            {t('channel.playerWaiting')}
+          </Alert>
+        )}
+      </Card.Body>
+    </Card>
+  );
+}
+
+/** The open channel: publish to it from this browser and watch its HLS output side by side. */
+export function ChannelLive({ channel }: { channel: ChannelView }) {
+  const { t } = useTranslation();
+  const whipUrl = typeof channel.liveParams.whipUrl === 'string' ? channel.liveParams.whipUrl : '';
+  return (
+    <section className="mt-4" data-testid="channel-live">
+      <h2 className="h5">{t('channel.liveTitle', { id: channel.id })}</h2>
+      <Row className="g-4">
+        <Col lg={6}>{whipUrl && <Publisher whipUrl={whipUrl} />}</Col>
+        <Col lg={6}>
+          <Player url={channel.hlsUrl} />
+        </Col>
+      </Row>
+    </section>
+  );
+}

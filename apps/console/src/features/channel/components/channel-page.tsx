@@ -1,0 +1,343 @@
+import { useState } from 'react';
+import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
+import Card from 'react-bootstrap/Card';
+import Form from 'react-bootstrap/Form';
+import Table from 'react-bootstrap/Table';
+import { useFieldArray, useForm } from 'react-hook-form';
+import { useTranslation } from 'react-i18next';
+import { AUDIO_BITRATES, invalidsOf, operations, VIDEO_CODECS } from '@ukiyo/contract';
+import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { CopyButton } from '../../../components/copy-button.tsx';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
+import { FieldError } from '../../../components/field-error.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { SubmitButton } from '../../../components/submit-button.tsx';
+import { TextField } from '../../../components/text-field.tsx';
+import {
+  applyInvalids,
+  classifyApiError,
+  useApiErrorHandler,
+  useReportQueryError,
+} from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { useAddChannel, useChannels, useDeleteChannel } from '../api/channel-api.ts';
+import { DEFAULT_LADDER, renditionsOf, rungFieldOf, rungSummary, type RungForm } from '../ladder.ts';
+import { ChannelLive } from './channel-live.tsx';
+import type { ChannelView } from './channel-types.ts';
+
+interface ChannelForm {
+  hls: RungForm[];
+  encryptKeyUri: string;
+  authWebhookUrl: string;
+  eventWebhookUrl: string;
+}
+
+const RUNG_FIELDS = ['width', 'height', 'fps', 'kbps'] as const;
+
+function CreateChannel() {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const add = useAddChannel();
+  const {
+    register,
+    control,
+    handleSubmit,
+    setError,
+    reset,
+    formState: { errors },
+  } = useForm<ChannelForm>({
+    defaultValues: { hls: DEFAULT_LADDER, encryptKeyUri: '', authWebhookUrl: '', eventWebhookUrl: '' },
+  });
+  const rungs = useFieldArray({ control, name: 'hls' });
+
+  const showInvalids = (invalids: Record<string, string[]>) => {
+    const mapped: Record<string, string[]> = {};
+    for (const [field, messages] of Object.entries(invalids)) mapped[rungFieldOf(field)] = messages;
+    applyInvalids(setError, mapped);
+    flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+  };
+
+  const submit = handleSubmit(async ({ hls, ...rest }) => {
+    const input = { hls: renditionsOf(hls), ...rest };
+    const parsed = operations['channel.add'].input.safeParse(input);
+    if (!parsed.success) return showInvalids(invalidsOf(parsed.error));
+    try {
+      const { channel } = await add.mutateAsync(input);
+      flash.now({ variant: 'success', key: 'channel.created', params: { id: channel.id } });
+      reset();
+    } catch (error) {
+      const failure = classifyApiError(error);
+      if (failure.kind === 'validation') showInvalids(failure.invalids);
+      else handleError(error);
+    }
+  });
+
+  return (
+    <Card className="shadow-sm border-0 mb-4">
+      <Card.Body className="p-4">
+        <h2 className="h5">{t('channel.createTitle')}</h2>
+        <p className="small text-body-secondary">{t('channel.createLead')}</p>
+        <Form noValidate onSubmit={(event) => void submit(event)} data-testid="channel-form">
+          <Table responsive size="sm" className="align-top" data-testid="channel-ladder">
+            <thead>
+              <tr>
+                <th scope="col">{t('channel.width')}</th>
+                <th scope="col">{t('channel.height')}</th>
+                <th scope="col">{t('channel.fps')}</th>
+                <th scope="col">{t('channel.kbps')}</th>
+                <th scope="col">{t('channel.codec')}</th>
+                <th scope="col">{t('channel.audioBps')}</th>
+                <th scope="col">{t('channel.segmentSeconds')}</th>
+                <th scope="col">
+                  <span className="visually-hidden">{t('common.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rungs.fields.map((rung, index) => {
+                const error = errors.hls?.[index];
+                return (
+                  <tr key={rung.id} data-testid="channel-rung">
+                    {RUNG_FIELDS.map((field) => (
+                      <td key={field}>
+                        <Form.Control
+                          size="sm"
+                          inputMode="numeric"
+                          aria-label={t(`channel.${field}`)}
+                          isInvalid={!!error?.[field]}
+                          {...register(`hls.${index}.${field}`)}
+                          data-testid={`channel-rung-${field}`}
+                        />
+                        <FieldError error={error?.[field]} />
+                      </td>
+                    ))}
+                    <td>
+                      <Form.Select
+                        size="sm"
+                        aria-label={t('channel.codec')}
+                        {...register(`hls.${index}.codec`)}
+                      >
+                        {VIDEO_CODECS.map((codec) => (
+                          <option key={codec} value={codec}>
+                            {codec}
+                          </option>
+                        ))}
+                      </Form.Select>
+                    </td>
+                    <td>
+                      <Form.Select
+                        size="sm"
+                        aria-label={t('channel.audioBps')}
+                        {...register(`hls.${index}.audioBps`)}
+                      >
+                        {AUDIO_BITRATES.map((bps) => (
+                          <option key={bps} value={bps}>
+                            {bps / 1000} kbps
+                          </option>
+                        ))}
+                      </Form.Select>
+                    </td>
+                    <td>
+                      <Form.Control
+                        size="sm"
+                        inputMode="numeric"
+                        aria-label={t('channel.segmentSeconds')}
+                        isInvalid={!!error?.durationSeconds}
+                        {...register(`hls.${index}.durationSeconds`)}
+                      />
+                      <FieldError error={error?.durationSeconds} />
+                    </td>
+                    <td>
+                      <Button
+                        variant="outline-danger"
+                        size="sm"
+                        disabled={rungs.fields.length === 1}
+                        onClick={() => rungs.remove(index)}
+                      >
+                        {t('channel.removeRung')}
+                      </Button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </Table>
+          <FieldError error={errors.hls?.root ?? errors.hls} block />
+          <Button
+            variant="outline-secondary"
+            size="sm"
+            className="mb-3"
+            disabled={rungs.fields.length >= 4}
+            onClick={() => rungs.append({ ...DEFAULT_LADDER[1]! })}
+            data-testid="channel-add-rung"
+          >
+            {t('channel.addRung')}
+          </Button>
+          <TextField
+            id="channel-encrypt-key-uri"
+            label={t('channel.encryptKeyUri')}
+            registration={register('encryptKeyUri')}
+            error={errors.encryptKeyUri}
+            placeholder="https://example.com/hls-key"
+            help={t('channel.encryptKeyUriHelp')}
+          />
+          <TextField
+            id="channel-auth-webhook"
+            label={t('channel.authWebhookUrl')}
+            registration={register('authWebhookUrl')}
+            error={errors.authWebhookUrl}
+            placeholder="https://example.com/auth"
+          />
+          <TextField
+            id="channel-event-webhook"
+            label={t('channel.eventWebhookUrl')}
+            registration={register('eventWebhookUrl')}
+            error={errors.eventWebhookUrl}
+            placeholder="https://example.com/events"
+          />
+          <SubmitButton busy={add.isPending} testId="channel-submit">
+            {t('channel.create')}
+          </SubmitButton>
+        </Form>
+      </Card.Body>
+    </Card>
+  );
+}
+
+function StatusBadge({ channel }: { channel: ChannelView }) {
+  const { t } = useTranslation();
+  return (
+    <Badge
+      bg={channel.status === 'deleting' ? 'secondary' : 'success'}
+      data-testid="channel-status"
+      data-status={channel.status}
+    >
+      {t(`channel.status.${channel.status}`)}
+    </Badge>
+  );
+}
+
+/** /channel: the live organization's channels, a ladder editor to create one, and its live view. */
+export function ChannelPage() {
+  const { t, i18n } = useTranslation();
+  const handleError = useApiErrorHandler();
+  const channels = useChannels();
+  const remove = useDeleteChannel();
+  useReportQueryError(channels.error);
+  const [deleting, setDeleting] = useState<ChannelView | null>(null);
+  const [openId, setOpenId] = useState<string | null>(null);
+  const list = channels.data?.channels ?? [];
+  const open = list.find((channel) => channel.id === openId) ?? null;
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    try {
+      await remove.mutateAsync({ id: deleting.id });
+      flash.now({ variant: 'success', key: 'channel.deleted', params: { id: deleting.id } });
+      if (openId === deleting.id) setOpenId(null);
+    } catch (error) {
+      handleError(error);
+    } finally {
+      setDeleting(null);
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title={t('title.channel')} lead={t('channel.lead')} />
+      <CreateChannel />
+      <DataTableCard
+        query={channels}
+        rowCount={list.length}
+        testId="channel-table"
+        empty={t('channel.empty')}
+        emptyTestId="channel-empty"
+        head={
+          <>
+            <th scope="col">{t('channel.id')}</th>
+            <th scope="col">{t('channel.createdAt')}</th>
+            <th scope="col" className="text-end">
+              {t('channel.connections')}
+            </th>
+            <th scope="col">{t('channel.hlsUrl')}</th>
+            <th scope="col">{t('channel.statusLabel')}</th>
+            <th scope="col">{t('channel.settings')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {list.map((channel) => {
+          const hls = (channel.settings.hls as { video?: Record<string, number> }[] | undefined) ?? [];
+          return (
+            <tr key={channel.id} data-testid="channel-row" data-channel-id={channel.id}>
+              <td>
+                <code data-testid="channel-id">{channel.id}</code>
+              </td>
+              <td className="small text-nowrap">{formatDateTime(channel.createdAt, i18n.language)}</td>
+              <td className="text-end" data-testid="channel-connections">
+                {channel.activeConnectionCount}
+              </td>
+              <td className="small text-break">
+                {channel.hlsUrl ? (
+                  <span className="d-flex gap-2 align-items-start">
+                    <code data-testid="channel-hls-url">{channel.hlsUrl}</code>
+                    <CopyButton text={channel.hlsUrl} testId="channel-hls-copy" />
+                  </span>
+                ) : (
+                  <span className="text-body-secondary">{t('channel.noPlaylist')}</span>
+                )}
+              </td>
+              <td>
+                <StatusBadge channel={channel} />
+              </td>
+              <td className="small">
+                {hls.map((rendition, index) => (
+                  <div key={index}>{rungSummary(rendition)}</div>
+                ))}
+                {Boolean(channel.settings.encryptKeyUri) && <Badge bg="info">{t('channel.encrypted')}</Badge>}
+              </td>
+              <td className="text-end text-nowrap">
+                {channel.status === 'normal' && (
+                  <>
+                    <Button
+                      variant={openId === channel.id ? 'primary' : 'outline-primary'}
+                      size="sm"
+                      onClick={() => setOpenId(openId === channel.id ? null : channel.id)}
+                      data-testid="channel-open"
+                    >
+                      {t('channel.open')}
+                    </Button>
+                    <Button
+                      variant="outline-danger"
+                      size="sm"
+                      className="ms-2"
+                      onClick={() => setDeleting(channel)}
+                      data-testid="channel-delete"
+                    >
+                      {t('common.delete')}
+                    </Button>
+                  </>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </DataTableCard>
+      {open && <ChannelLive key={open.id} channel={open} />}
+      <ConfirmModal
+        show={deleting !== null}
+        title={t('channel.deleteTitle')}
+        confirmLabel={t('common.delete')}
+        busy={remove.isPending}
+        testId="channel-delete"
+        onConfirm={() => void confirmDelete()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>{t('channel.deleteConfirm')}</p>
+        {deleting && <code>{deleting.id}</code>}
+      </ConfirmModal>
+    </>
+  );
+}

@@ -1,0 +1,78 @@
+import Card from 'react-bootstrap/Card';
+import { useTranslation } from 'react-i18next';
+import { DataTableCard } from '../../../components/data-table-card.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { formatCount, formatGiB, monthPeriod, splitDuration } from '../../../lib/usage-format.ts';
+import { MonthPicker, useSelectedMonth } from '../../usage/components/month-picker.tsx';
+import { useChannelStatistics } from '../api/channel-api.ts';
+
+/** /livestreaming: WebRTC ingest and HLS delivery per channel for a UTC month (channel.statistics). */
+export function LiveStreamingPage() {
+  const { t, i18n } = useTranslation();
+  const [selected, select] = useSelectedMonth();
+  const statistics = useChannelStatistics(monthPeriod(selected.year, selected.month));
+  useReportQueryError(statistics.error);
+  const rows = statistics.data ? [...statistics.data.channels] : [];
+  const total = statistics.data?.total;
+  const cells = (usage: NonNullable<typeof total>) => (
+    <>
+      <td className="text-end text-nowrap">{t('usage.duration', splitDuration(usage.connectedSeconds))}</td>
+      <td className="text-end">{formatCount(usage.maxConcurrent, i18n.language)}</td>
+      <td className="text-end text-nowrap">{formatGiB(usage.bytesIn, i18n.language)}</td>
+      <td className="text-end">{formatCount(usage.hlsRequests, i18n.language)}</td>
+      <td className="text-end text-nowrap">{formatGiB(usage.hlsBytesOut, i18n.language)}</td>
+    </>
+  );
+  return (
+    <>
+      <PageHeader
+        title={t('title.liveStreaming')}
+        lead={t('channel.statisticsLead')}
+        actions={<MonthPicker value={selected} onChange={select} testId="live-month" />}
+      />
+      <DataTableCard
+        query={statistics}
+        rowCount={rows.length}
+        testId="live-statistics"
+        empty={t('channel.statisticsEmpty')}
+        header={<Card.Header className="bg-body small text-body-secondary">{t('usage.utcNote')}</Card.Header>}
+        head={
+          <>
+            <th scope="col">{t('channel.id')}</th>
+            <th scope="col" className="text-end">
+              {t('usage.liveConnected')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('usage.maxConcurrent')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('channel.bytesInGiB')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('channel.hlsRequests')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('channel.hlsGiB')}
+            </th>
+          </>
+        }
+      >
+        {rows.map((row) => (
+          <tr key={row.channelId} data-testid="live-statistics-row">
+            <td>
+              <code>{row.channelId}</code>
+            </td>
+            {cells(row)}
+          </tr>
+        ))}
+        {total && (
+          <tr className="fw-semibold table-light">
+            <td>{t('usage.total')}</td>
+            {cells(total)}
+          </tr>
+        )}
+      </DataTableCard>
+    </>
+  );
+}

@@ -1,0 +1,71 @@
+import { Rendition } from '@ukiyo/contract';
+import { describe, expect, it } from 'vitest';
+import {
+  codecsAttribute,
+  decorateMediaPlaylist,
+  ffmpegArgs,
+  h264Level,
+  masterPlaylist,
+  playlistSegments,
+} from './ladder.ts';
+
+const hd = Rendition.parse({
+  durationSeconds: 2,
+  video: { width: 1280, height: 720, fps: 30, bps: 2_500_000 },
+});
+const small = Rendition.parse({
+  startTimeOffset: -3,
+  video: { width: 641, height: 361, fps: 15, bps: 400_000, codec: 'h264_baseline' },
+  audio: { bps: 64000 },
+});
+
+describe('HLS ladder', () => {
+  it('picks the lowest H.264 level that fits size and frame rate', () => {
+    expect(h264Level(1280, 720, 30)).toBe(31);
+    expect(h264Level(1280, 720, 60)).toBe(32);
+    expect(h264Level(1920, 1080, 30)).toBe(40);
+    expect(h264Level(160, 90, 15)).toBe(21);
+    expect(h264Level(4096, 4096, 30)).toBe(60);
+  });
+
+  it('writes a master playlist with bandwidth, even resolution and codecs', () => {
+    expect(masterPlaylist([hd, small], true)).toBe(
+      [
+        '#EXTM3U',
+        '#EXT-X-VERSION:3',
+        '#EXT-X-INDEPENDENT-SEGMENTS',
+        '#EXT-X-STREAM-INF:BANDWIDTH=2855600,RESOLUTION=1280x720,FRAME-RATE=30.000,CODECS="avc1.64001f,mp4a.40.2"',
+        '0/index.m3u8',
+        '#EXT-X-STREAM-INF:BANDWIDTH=510400,RESOLUTION=640x360,FRAME-RATE=15.000,CODECS="avc1.42e016,mp4a.40.2"',
+        '1/index.m3u8',
+        '',
+      ].join('\n'),
+    );
+    expect(codecsAttribute(hd, false)).toBe('avc1.64001f');
+  });
+
+  it('encodes each rendition with a GOP of one segment, its profile and bitrate', () => {
+    const args = ffmpegArgs({ renditions: [hd, small], dir: '/d', withAudio: true, keyInfoFile: '/k' }).join(
+      ' ',
+    );
+    expect(args).toContain('[0:v]split=2[s0][s1]');
+    expect(args).toContain('[s1]fps=15,scale=640:360:force_original_aspect_ratio=decrease,pad=640:360');
+    expect(args).toContain(
+      '-profile:v high -level:v 3.1 -x264-params scenecut=0:open-gop=0:cabac=1:8x8dct=1 -b:v 2500000 -maxrate:v 2500000 -bufsize:v 2500000 -g:v 60 -keyint_min:v 60',
+    );
+    expect(args).toContain('-force_key_frames:v expr:gte(t,n_forced*2)');
+    expect(args).toContain('-c:a aac -b:a 64000');
+    expect(args).toContain('-hls_time 2 ');
+    expect(args).toContain('-hls_key_info_file /k -hls_segment_filename /d/1/seg%d.ts /d/1/index.m3u8');
+    expect(ffmpegArgs({ renditions: [hd], dir: '/d', withAudio: false })).not.toContain('0:a');
+  });
+
+  it('adds EXT-X-START to media playlists and lists their segments', () => {
+    const playlist = '#EXTM3U\n#EXT-X-VERSION:3\n#EXTINF:1.0,\nseg3.ts\n#EXTINF:1.0,\nseg4.ts\n';
+    expect(decorateMediaPlaylist(playlist, small)).toBe(
+      '#EXTM3U\n#EXT-X-START:TIME-OFFSET=-3\n#EXT-X-VERSION:3\n#EXTINF:1.0,\nseg3.ts\n#EXTINF:1.0,\nseg4.ts\n',
+    );
+    expect(decorateMediaPlaylist(playlist, hd)).toBe(playlist);
+    expect(playlistSegments(playlist)).toEqual(['seg3.ts', 'seg4.ts']);
+  });
+});
