@@ -32,6 +32,8 @@ export default defineConfig({
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
+        // Real host candidates, not mDNS names: the WHIP server (werift) cannot resolve .local.
+        '--disable-features=WebRtcHideLocalIpsWithMdns',
       ],
     },
   },

@@ -1,7 +1,8 @@
-// The all-in-one process `npm start` runs: console server on PORT and image edge on EDGE_PORT
-// (live on LIVE_PORT once it exists) over one database, with metrics and probes on
+// The all-in-one process `npm start` runs: console server on PORT, image edge on EDGE_PORT
+// and live streaming on LIVE_PORT over one database, with metrics and probes on
 // METRICS_PORT. The fleet runs the same parts alone: main-server.ts, apps/edge/src/main.ts.
 import { createEdge } from '@ukiyo/edge';
+import { createLive } from '@ukiyo/live';
 import { Registry } from 'prom-client';
 import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
 import { drainServer } from './http/drain.ts';
@@ -25,10 +26,10 @@ edge.tlsServer.listen(config.EDGE_TLS_PORT, config.HOST, () => {
   console.log(`Ukiyo image edge (HTTPS, custom domains): https://{custom domain}:${config.EDGE_TLS_PORT}/`);
 });
 
-// Live streaming goes here once apps/live exists:
-//   const live = await createLive(deps);
-//   live.server.listen(config.LIVE_PORT, config.HOST);
-// with `() => live.close()` added to the shutdown steps below and its registry merged.
+const live = await createLive(deps);
+live.server.listen(config.LIVE_PORT, config.HOST, () => {
+  console.log(`Ukiyo live (WHIP ingest, HLS, live API): http://localhost:${config.LIVE_PORT}/`);
+});
 
 const registry = Registry.merge([processRegistry('all-in-one'), edge.metrics]);
 // Readiness of the whole process: the console's checks and the edge's.
@@ -71,7 +72,12 @@ if (ops) deps.log.info({ port: ops.port }, 'metrics and probes listening');
 onShutdown(deps.log, health, graceMs, [
   async () => {
     consoleServer.stop();
-    await Promise.all([drainServer(consoleServer.server, graceMs), edge.close({ graceMs })]);
+    await Promise.all([
+      drainServer(consoleServer.server, graceMs),
+      edge.close({ graceMs }),
+      // Publishers' sessions (and their ffmpeg) end after the last HLS request in flight.
+      drainServer(live.server, graceMs).then(() => live.close()),
+    ]);
   },
   async () => ops && drainServer(ops.server, 0),
   () => database.close(),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Rendition } from '@ukiyo/contract';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import type { ChannelTable } from '../db/tables.ts';
@@ -110,7 +111,12 @@ function settingsOf(row: ChannelRow): ChannelSettings {
   return { hls: settings.hls ?? [] };
 }
 
-export function presentChannel(row: ChannelRow) {
+/** Where publishers reach the live server (the same base the live server reports URLs under). */
+export function liveBaseUrl(config: Config): string {
+  return (config.LIVE_PUBLIC_URL ?? `http://localhost:${config.LIVE_PORT}`).replace(/\/+$/, '');
+}
+
+export function presentChannel(row: ChannelRow, config: Config) {
   return {
     id: row.id,
     createdAt: row.created_at.toISOString(),
@@ -123,7 +129,11 @@ export function presentChannel(row: ChannelRow) {
       authWebhookUrl: row.auth_webhook_url,
       eventWebhookUrl: row.event_webhook_url,
     },
-    liveParams: { connectionId: row.connection_id, kid: row.kid },
+    liveParams: {
+      connectionId: row.connection_id,
+      kid: row.kid,
+      whipUrl: `${liveBaseUrl(config)}/whip/${row.id}`,
+    },
   };
 }
 
@@ -149,7 +159,7 @@ function presentUsage(row: Omit<LiveUsageRow, 'key'>) {
 export const channelHandlers: Handlers = {
   'channel.list': async (_input, context) => {
     const rows = await listChannels(context.deps.db, organizationOf(context).id);
-    return { channels: rows.map(presentChannel) };
+    return { channels: rows.map((row) => presentChannel(row, context.deps.config)) };
   },
 
   'channel.add': async (input, context) => {
@@ -159,7 +169,7 @@ export const channelHandlers: Handlers = {
       organizationOf(context).id,
       input,
     );
-    return { channel: presentChannel(row) };
+    return { channel: presentChannel(row, context.deps.config) };
   },
 
   'channel.delete': async ({ id }, context) => {

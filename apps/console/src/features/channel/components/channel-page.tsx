@@ -153,6 +153,7 @@ function CreateChannel() {
                       <Button
                         variant="outline-danger"
                         size="sm"
+                        className="text-nowrap"
                         disabled={rungs.fields.length === 1}
                         onClick={() => rungs.remove(index)}
                       >
@@ -283,7 +284,9 @@ export function ChannelPage() {
                 {channel.hlsUrl ? (
                   <span className="d-flex gap-2 align-items-start">
                     <code data-testid="channel-hls-url">{channel.hlsUrl}</code>
-                    <CopyButton text={channel.hlsUrl} testId="channel-hls-copy" />
+                    <span className="text-nowrap">
+                      <CopyButton text={channel.hlsUrl} testId="channel-hls-copy" />
+                    </span>
                   </span>
                 ) : (
                   <span className="text-body-secondary">{t('channel.noPlaylist')}</span>

@@ -1,0 +1,69 @@
+import { expect, test, type Page } from '@playwright/test';
+import { LIVE_USER } from '../support/fixtures.ts';
+import { api, UI_API } from './edge.ts';
+import { login, screenshot } from './helpers.ts';
+
+async function signIn(page: Page, language: 'ja' | 'en') {
+  await page.addInitScript((value) => window.localStorage.setItem('ukiyo.language', value), language);
+  await login(page, LIVE_USER.email, LIVE_USER.password);
+  await expect(page).toHaveURL(/\/statistics$/);
+  await page.goto('/channel/');
+}
+
+test.describe.serial('live channels', () => {
+  test('a channel is created from the ladder editor, published to from the page and played', async ({
+    page,
+  }) => {
+    test.setTimeout(90_000);
+    await signIn(page, 'ja');
+    await page.getByTestId('channel-rung-width').first().fill('20');
+    await page.getByTestId('channel-submit').click();
+    await expect(
+      page.getByTestId('channel-form').getByText('36以上4096以下の値を入力してください'),
+    ).toBeVisible();
+    await page.getByTestId('channel-rung-width').first().fill('640');
+    await page.getByTestId('channel-rung-height').first().fill('360');
+    await page.getByTestId('channel-rung-width').nth(1).fill('320');
+    await page.getByTestId('channel-rung-height').nth(1).fill('180');
+    await page.getByTestId('channel-submit').click();
+    await expect(page.getByTestId('flash-bar')).toContainText('を作成しました');
+    const row = page.getByTestId('channel-row').first();
+    await expect(row.getByTestId('channel-status')).toHaveAttribute('data-status', 'normal');
+    await expect(row).toContainText('640×360 30fps 2500 kbps');
+
+    const issued = await page.request.post(api('auth_token.add'), {
+      headers: UI_API,
+      data: { authToken: { description: 'browser publisher', permission: 2 } },
+    });
+    const { encodedToken } = (await issued.json()) as { encodedToken: string };
+    await row.getByTestId('channel-open').click();
+    await page.getByTestId('channel-publish-token').fill(encodedToken);
+    await page.getByTestId('channel-publish-start').click();
+    await expect(page.getByTestId('channel-publish-stop')).toHaveAttribute('data-state', 'live', {
+      timeout: 20_000,
+    });
+    await expect(row.getByTestId('channel-connections')).toHaveText('1', { timeout: 15_000 });
+    await expect(row.getByTestId('channel-hls-url')).toContainText('.m3u8', { timeout: 30_000 });
+    // hls.js plays the ladder: the video advances.
+    const player = page.getByTestId('channel-player');
+    await expect
+      .poll(() => player.evaluate((video: HTMLVideoElement) => video.currentTime), { timeout: 30_000 })
+      .toBeGreaterThan(0.5);
+    await screenshot(page, 'channel-live-ja');
+    await page.getByTestId('channel-publish-stop').click();
+    await expect(row.getByTestId('channel-connections')).toHaveText('0', { timeout: 15_000 });
+
+    await row.getByTestId('channel-delete').click();
+    await page.getByTestId('channel-delete-confirm').click();
+    await expect(page.getByTestId('channel-row')).toHaveCount(0, { timeout: 15_000 });
+  });
+
+  test('the channel and live statistics screens in English', async ({ page }) => {
+    await signIn(page, 'en');
+    await expect(page.getByTestId('channel-form')).toBeVisible();
+    await screenshot(page, 'channel-en');
+    await page.goto('/livestreaming/');
+    await expect(page.getByRole('heading', { name: 'Live streaming info' })).toBeVisible();
+    await screenshot(page, 'livestreaming-en');
+  });
+});
