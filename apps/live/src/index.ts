@@ -4,6 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { guardedAgents } from '../../edge/src/origins/ssrf.ts';
 import { Throttle } from '../../server/src/auth/throttle.ts';
+import { liveBaseUrl } from '../../server/src/operations/channels.ts';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore } from './core.ts';
 import { mountHls } from './hls.ts';
@@ -66,10 +67,7 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl'> = {
 export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
   const options: LiveOptions = {
     dir: join(deps.config.DATA_DIR, 'live'),
-    publicUrl: (deps.config.LIVE_PUBLIC_URL ?? `http://localhost:${deps.config.LIVE_PORT}`).replace(
-      /\/+$/,
-      '',
-    ),
+    publicUrl: liveBaseUrl(deps.config),
     ...DEFAULTS,
     ...overrides,
   };
