@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { routes } from '../../../app/routes.ts';
 import { parsePath } from '../../../../../../packages/imaging/src/grammar.ts';
 import { signPath } from '../../../../../../packages/imaging/src/signing.ts';
 import { DOCS_PAGES, findDocsPage, type DocsLanguage } from './docs-tree.ts';
 import { headingIdsOf, linksOf } from './markdown.ts';
+
+/** The console's own pages without parameters, e.g. /preview-guest: documents may send readers there. */
+const CONSOLE_PATHS = new Set(
+  Object.values(routes)
+    .map((route) => route.pattern)
+    .filter((pattern) => !pattern.includes(':')),
+);
 
 const SOURCES = import.meta.glob<string>('../content/**/*.md', {
   query: '?raw',
@@ -36,7 +44,7 @@ describe('documentation content', () => {
       for (const page of DOCS_PAGES) {
         const source = sourceOf(language, page.file)!;
         for (const href of linksOf(source)) {
-          if (/^https?:\/\//.test(href) || href === '/api/openapi.json') continue;
+          if (/^https?:\/\//.test(href) || href === '/api/openapi.json' || CONSOLE_PATHS.has(href)) continue;
           const [path = '', hash] = href.split('#');
           let targetSource = source;
           if (path !== '') {
