@@ -6,7 +6,7 @@ import { DOCS_PAGES, findDocsPage, type DocsLanguage } from './docs-tree.ts';
 import { headingIdsOf, linksOf } from './markdown.ts';
 
 /** The console's own pages without parameters, e.g. /preview-guest: documents may send readers there. */
-const CONSOLE_PATHS = new Set(
+const CONSOLE_PATHS = new Set<string>(
   Object.values(routes)
     .map((route) => route.pattern)
     .filter((pattern) => !pattern.includes(':')),
