@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
-import { report, startServer } from './lib.ts';
+import { createOrigin, report, startServer } from './lib.ts';
 
 const CONCURRENCY = 8;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -160,18 +160,6 @@ async function startPostgres(): Promise<{ url: string; process: ChildProcess | n
   throw new Error('postgres did not start');
 }
 
-async function call(url: string, cookie: string, operation: string, body: unknown) {
-  const response = await fetch(`${url}/.ui-api/${operation}?api-version=2.29`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest', Cookie: cookie },
-    body: JSON.stringify(body),
-  });
-  const setCookie = response.headers.getSetCookie().at(-1)?.split(';')[0];
-  const json = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`${operation}: ${JSON.stringify(json)}`);
-  return { json, cookie: setCookie ?? cookie };
-}
-
 const work = mkdtempSync(join(tmpdir(), 'ukiyo-bench-edge-'));
 // nginx workers run as an unprivileged user when started by root.
 chmodSync(work, 0o755);
@@ -208,27 +196,12 @@ const server = await startServer({
 });
 const pid = server.process.pid!;
 try {
-  let { cookie } = await call(server.url, '', 'auth.login', { emailAddress: EMAIL, password: PASSWORD });
-  const organizations = (await call(server.url, cookie, 'admin.list_organizations', {})).json
-    .organizations as Array<{
-    organizationID: number;
-  }>;
-  ({ cookie } = await call(server.url, cookie, 'auth.change_organization', {
-    organizationID: organizations[0]!.organizationID,
-  }));
-  const added = await call(server.url, cookie, 'origin.add', {
-    origin: {
-      kind: 0,
-      defaultCache: 86400,
-      config: { scheme: 'http', host: `127.0.0.1:${nginx.port}`, pathPrefix: 'origin', rewriteHost: '' },
-    },
-  });
-  const host = (added.json.origin as { name: string }).name;
-  for (let attempt = 0; ; attempt++) {
-    if ((await get(edgePort, host, '/w=10/photo.jpg')).status === 200) break;
-    if (attempt > 100) throw new Error('the edge did not load the origin');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const host = await createOrigin(
+    server.url,
+    { email: EMAIL, password: PASSWORD },
+    { host: `127.0.0.1:${nginx.port}`, pathPrefix: 'origin' },
+    async (candidate) => (await get(edgePort, candidate, '/w=10/photo.jpg')).status === 200,
+  );
 
   // Misses: edge and bare sharp alternate, each round on widths nobody has asked for before.
   let width = 300;

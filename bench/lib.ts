@@ -21,6 +21,7 @@ export async function startServer(
       EDGE_PORT: String(port + 1),
       EDGE_TLS_PORT: String(port + 2),
       METRICS_PORT: String(port + 3),
+      LIVE_PORT: String(port + 4),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       // As `npm start` runs it: fewer glibc arenas keep libvips' threads from inflating RSS.
@@ -60,4 +61,47 @@ export function report(name: string, figures: Record<string, number>, targets: R
   }
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench/results', `${name}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+}
+
+async function call(url: string, cookie: string, operation: string, body: unknown) {
+  const response = await fetch(`${url}/.ui-api/${operation}?api-version=2.29`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest', Cookie: cookie },
+    body: JSON.stringify(body),
+  });
+  const setCookie = response.headers.getSetCookie().at(-1)?.split(';')[0];
+  const json = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${operation}: ${JSON.stringify(json)}`);
+  return { json, cookie: setCookie ?? cookie };
+}
+
+/**
+ * An HTTP origin made through the ui-api as the bootstrap administrator (in the first
+ * organization), once `isServed(host)` says the edge serves it. Returns its host name.
+ */
+export async function createOrigin(
+  serverUrl: string,
+  admin: { email: string; password: string },
+  config: { host: string; pathPrefix: string },
+  isServed: (host: string) => Promise<boolean>,
+): Promise<string> {
+  let { cookie } = await call(serverUrl, '', 'auth.login', {
+    emailAddress: admin.email,
+    password: admin.password,
+  });
+  const { organizations } = (await call(serverUrl, cookie, 'admin.list_organizations', {})).json as {
+    organizations: Array<{ organizationID: number }>;
+  };
+  ({ cookie } = await call(serverUrl, cookie, 'auth.change_organization', {
+    organizationID: organizations[0]!.organizationID,
+  }));
+  const added = await call(serverUrl, cookie, 'origin.add', {
+    origin: { kind: 0, defaultCache: 86400, config: { scheme: 'http', rewriteHost: '', ...config } },
+  });
+  const host = (added.json.origin as { name: string }).name;
+  for (let attempt = 0; !(await isServed(host)); attempt++) {
+    if (attempt > 100) throw new Error('the edge did not load the origin');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return host;
 }

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
-import { report, startServer } from './lib.ts';
+import { createOrigin, report, startServer } from './lib.ts';
 
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 600);
 const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 20);
@@ -64,18 +64,6 @@ function get(port: number, host: string, path: string): Promise<number> {
   });
 }
 
-async function call(url: string, cookie: string, operation: string, body: unknown) {
-  const response = await fetch(`${url}/.ui-api/${operation}?api-version=2.29`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest', Cookie: cookie },
-    body: JSON.stringify(body),
-  });
-  const setCookie = response.headers.getSetCookie().at(-1)?.split(';')[0];
-  const json = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`${operation}: ${JSON.stringify(json)}`);
-  return { json, cookie: setCookie ?? cookie };
-}
-
 // The origin: one photograph-like 1600x1200 JPEG for every path (the edge keeps recent
 // originals in memory, so the origin costs little next to the transforms).
 const photo = await sharp({
@@ -112,33 +100,13 @@ const server = await startServer({
 const pid = server.process.pid!;
 
 try {
-  let { cookie } = await call(server.url, '', 'auth.login', { emailAddress: EMAIL, password: PASSWORD });
-  const organizations = (await call(server.url, cookie, 'admin.list_organizations', {})).json
-    .organizations as Array<{
-    organizationID: number;
-  }>;
-  ({ cookie } = await call(server.url, cookie, 'auth.change_organization', {
-    organizationID: organizations[0]!.organizationID,
-  }));
-  const added = await call(server.url, cookie, 'origin.add', {
-    origin: {
-      kind: 0,
-      defaultCache: 86400,
-      config: {
-        scheme: 'http',
-        host: `127.0.0.1:${(origin.address() as AddressInfo).port}`,
-        pathPrefix: '',
-        rewriteHost: '',
-      },
-    },
-  });
-  const host = (added.json.origin as { name: string }).name;
+  const host = await createOrigin(
+    server.url,
+    { email: EMAIL, password: PASSWORD },
+    { host: `127.0.0.1:${(origin.address() as AddressInfo).port}`, pathPrefix: '' },
+    async (candidate) => (await get(edgePort, candidate, '/w=10/p.jpg')) === 200,
+  );
   const edgeUrl = `http://127.0.0.1:${edgePort}`;
-  for (let attempt = 0; ; attempt++) {
-    if ((await get(edgePort, host, '/w=10/p.jpg')) === 200) break;
-    if (attempt > 100) throw new Error('the edge did not load the origin');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 
   const hotPath = (i: number) => `/w=${200 + (i % HOT_VARIANTS)},f=webp,q=80/photo.jpg`;
   for (let i = 0; i < HOT_VARIANTS; i++) await get(edgePort, host, hotPath(i));

@@ -11,3 +11,5 @@ export const LIVE_USER = { email: 'live@e2e.example.com', password: 'live-passwo
 export const EDGE_PORT = Number(process.env.E2E_EDGE_PORT ?? Number(process.env.E2E_PORT ?? 18_480) + 1000);
 /** The edge's HTTPS port (custom domains): E2E_PORT + 2000, for the same reason. */
 export const EDGE_TLS_PORT = Number(process.env.E2E_PORT ?? 18_480) + 2000;
+/** The live server's port (WHIP, HLS, live API): E2E_PORT + 3000, for the same reason. */
+export const LIVE_PORT = Number(process.env.E2E_PORT ?? 18_480) + 3000;

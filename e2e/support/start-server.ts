@@ -15,7 +15,7 @@ import {
   ensureDemoOrganization,
   loadConfig,
 } from '../../apps/server/src/index.ts';
-import { ADMIN, EDGE_PORT, EDGE_TLS_PORT, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
+import { ADMIN, EDGE_PORT, EDGE_TLS_PORT, LIVE_PORT, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
 
 Object.assign(process.env, {
   DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-e2e-')),
@@ -28,6 +28,7 @@ Object.assign(process.env, {
   ALLOW_PRIVATE_ORIGINS: '1',
   EDGE_PORT: String(EDGE_PORT),
   EDGE_TLS_PORT: String(EDGE_TLS_PORT),
+  LIVE_PORT: String(LIVE_PORT),
 });
 
 const config = loadConfig();

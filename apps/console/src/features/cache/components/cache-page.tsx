@@ -11,7 +11,6 @@ import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
-import { operations } from '@ukiyo/contract';
 import { FieldError } from '../../../components/field-error.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { callApi } from '../../../lib/api-client.ts';
@@ -54,11 +53,8 @@ export function CachePage() {
     handleSubmit(async ({ originID, url }) => {
       const input = { originID: Number(originID), url: url.trim() };
       if (!originID) setError('originID', { message: 'cache.selectOrigin' });
-      const parsed = operations['cache.lookup'].input.safeParse(input);
-      if (!parsed.success || !originID) {
-        if (!url.trim()) setError('url', { message: 'validation.required' });
-        return;
-      }
+      if (!input.url) setError('url', { message: 'validation.required' });
+      if (!originID || !input.url) return;
       setResult(null);
       try {
         const { urls } = await call.mutateAsync({ action, ...input });
