@@ -124,8 +124,8 @@ test.describe.serial('usage', () => {
     await expect(page).toHaveURL(/\/admin\/statistics$/);
     const demo = page.locator('[data-testid="admin-stats-row"][data-service-code="demo-image"]');
     await expect(demo.getByTestId('admin-stats-requests')).toHaveText(/^[1-9]/);
-    // Busiest first by default (which organization that is depends on the other tests' traffic,
-    // the guest preview's included); a click on a heading sorts by it.
+    // A click on a numeric heading sorts by it, largest first; another on a text heading, A to Z.
+    await page.getByTestId('admin-stats-sort-requests').click();
     const requests = await page
       .getByTestId('admin-stats-requests')
       .evaluateAll((cells) => cells.map((cell) => Number((cell.textContent ?? '').replace(/\D/g, ''))));
