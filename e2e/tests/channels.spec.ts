@@ -11,6 +11,9 @@ async function signIn(page: Page, language: 'ja' | 'en') {
 }
 
 test.describe.serial('live channels', () => {
+  /** The channel the first test published to: its usage shows on the statistics screens. */
+  let publishedChannel = '';
+
   test('a channel is created from the ladder editor, published to from the page and played', async ({
     page,
   }) => {
@@ -30,6 +33,7 @@ test.describe.serial('live channels', () => {
     const row = page.getByTestId('channel-row').first();
     await expect(row.getByTestId('channel-status')).toHaveAttribute('data-status', 'normal');
     await expect(row).toContainText('640×360 30fps 2500 kbps');
+    publishedChannel = (await row.getAttribute('data-channel-id')) ?? '';
 
     const issued = await page.request.post(api('auth_token.add'), {
       headers: UI_API,
@@ -58,12 +62,34 @@ test.describe.serial('live channels', () => {
     await expect(page.getByTestId('channel-row')).toHaveCount(0, { timeout: 15_000 });
   });
 
-  test('the channel and live statistics screens in English', async ({ page }) => {
+  test('the published channel in WebRTC and HLS statistics, in English', async ({ page }) => {
+    test.setTimeout(60_000);
     await signIn(page, 'en');
     await expect(page.getByTestId('channel-form')).toBeVisible();
     await screenshot(page, 'channel-en');
-    await page.goto('/livestreaming/');
+
+    // The live process writes usage every few seconds: reload until the channel's row is there.
+    const reloadUntilVisible = async (path: string, testId: string) => {
+      const row = page.locator(`[data-testid="${testId}"]`, { hasText: publishedChannel });
+      await expect(async () => {
+        await page.goto(path);
+        await expect(row).toBeVisible({ timeout: 2_000 });
+      }).toPass({ timeout: 30_000 });
+      return row;
+    };
+    const webrtc = await reloadUntilVisible('/livestreaming/', 'live-statistics-row');
     await expect(page.getByRole('heading', { name: 'Live streaming info' })).toBeVisible();
+    // Channel, WebRTC connections, connected time, the most at once, GiB received.
+    await expect(webrtc.locator('td').nth(1)).toHaveText('1');
+    await expect(webrtc.locator('td').nth(3)).toHaveText('1');
     await screenshot(page, 'livestreaming-en');
+
+    const hls = await reloadUntilVisible('/statistics', 'stats-row');
+    await expect(page.getByRole('heading', { name: 'HLS statistics' })).toBeVisible();
+    await expect(page.getByRole('columnheader', { name: 'HLS requests' })).toBeVisible();
+    await expect(hls.getByTestId('stats-row-requests')).toHaveText(/^[1-9]/);
+    await expect(page.getByTestId('stats-chart')).toHaveAttribute('data-state', 'ready');
+    await expect(page.getByTestId('usage-webrtc')).toHaveText(/^[1-9]/);
+    await screenshot(page, 'hls-statistics-en');
   });
 });

@@ -90,7 +90,7 @@ test.describe.serial('usage', () => {
 
     await page.goto('/statistics');
     await expect(page.getByTestId('stats-total-requests')).not.toHaveText('0');
-    const row = page.locator(`[data-testid="stats-row"][data-origin-name="${originName}"]`);
+    const row = page.locator(`[data-testid="stats-row"][data-item-name="${originName}"]`);
     await expect(row).toBeVisible();
     await expect(row.getByTestId('stats-row-requests')).toHaveText(/^[1-9]/);
     await expect(page.getByTestId('stats-chart')).toHaveAttribute('data-state', 'ready');

@@ -14,6 +14,7 @@ import {
 } from '../../server/src/operations/channels.ts';
 import { loadDestination, type Destination } from './archive.ts';
 import { PublishSession, WhipError, type SessionTimings } from './session.ts';
+import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { LiveDeps } from './types.ts';
 import type { Webhooks } from './webhooks.ts';
@@ -27,7 +28,12 @@ export interface CoreOptions {
   /** A claim on a channel whose holder stopped refreshing it for this long is free again. */
   staleClaimMs: number;
   archiveRetry: { attempts: number; backoffMs: number };
+  /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
+  internalUrl?: string;
 }
+
+/** How long a peer's address for a channel is remembered (a new publisher may move it). */
+const PEER_LOOKUP_TTL_MS = 2_000;
 
 interface Hosted {
   organizationId: number;
@@ -50,11 +56,14 @@ export class LiveCore {
   private readonly hosted = new Map<string, Hosted>();
   /** Deletions in progress, so a second request waits for the first. */
   private readonly deleting = new Map<string, Promise<void>>();
+  /** Channels hosted by peer processes: their address, briefly remembered. */
+  private readonly peers = new Map<string, { url: string | undefined; until: number }>();
 
   constructor(
     private readonly deps: LiveDeps,
     private readonly log: Logger,
     private readonly usage: LiveUsage,
+    private readonly metrics: LiveMetrics,
     private readonly webhooks: Webhooks,
     private readonly agents: { http: HttpAgent; https: HttpsAgent },
     private readonly options: CoreOptions,
@@ -64,6 +73,29 @@ export class LiveCore {
   served(channelId: string): (Hosted & { dir: string }) | undefined {
     const hosted = this.hosted.get(channelId);
     return hosted && { ...hosted, dir: join(this.options.dir, channelId) };
+  }
+
+  /**
+   * The peer live process holding a channel this process does not host: its LIVE_INTERNAL_URL,
+   * or undefined when there is none (no such channel, never published, or published here).
+   */
+  async peerOf(channelId: string): Promise<string | undefined> {
+    if (!this.options.internalUrl) return undefined;
+    const now = Date.now();
+    const known = this.peers.get(channelId);
+    if (known && known.until > now) return known.url;
+    const row = await this.deps.db
+      .selectFrom('channels')
+      .select('host_url')
+      .where('id', '=', channelId)
+      .where('status', '=', 'normal')
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    const url = row?.host_url && row.host_url !== this.options.internalUrl ? row.host_url : undefined;
+    // Expired entries go as they are looked up again; bound the map against scans of ids.
+    if (this.peers.size > 10_000) this.peers.clear();
+    this.peers.set(channelId, { url, until: now + PEER_LOOKUP_TTL_MS });
+    return url;
   }
 
   get sessionCount(): number {
@@ -102,6 +134,7 @@ export class LiveCore {
         connection_id: connectionId,
         playlist_url: null,
         heartbeat_at: new Date(),
+        host_url: this.options.internalUrl ?? null,
       })
       .where('id', '=', channelId)
       .where('status', '=', 'normal')
@@ -138,6 +171,7 @@ export class LiveCore {
         eventWebhookUrl: channel.event_webhook_url,
         webhooks: this.webhooks,
         usage: this.usage,
+        metrics: this.metrics,
         log: this.log.child({ channelId, connectionId }),
         timings: this.options.timings,
         archiveRetry: this.options.archiveRetry,

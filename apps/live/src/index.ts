@@ -2,12 +2,15 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
+import type { Registry } from 'prom-client';
+import { databaseCheck, diskCheck, Health } from '../../server/src/http/health.ts';
 import { guardedAgents } from '../../edge/src/origins/ssrf.ts';
 import { Throttle } from '../../server/src/auth/throttle.ts';
 import { liveBaseUrl } from '../../server/src/operations/channels.ts';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore } from './core.ts';
 import { mountHls } from './hls.ts';
+import { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { SessionTimings } from './session.ts';
 import type { LiveDeps } from './types.ts';
 import { LiveUsage } from './usage.ts';
@@ -31,6 +34,10 @@ export interface LiveOptions {
   webhookBackoffMs: number;
   archiveAttempts: number;
   archiveBackoffMs: number;
+  /** Where peer live processes reach this one; default LIVE_INTERNAL_URL. */
+  internalUrl: string | undefined;
+  /** A client that fetched a playlist this recently counts as a viewer. */
+  viewerWindowMs: number;
 }
 
 export interface Live {
@@ -38,6 +45,10 @@ export interface Live {
   server: Server;
   /** Publisher sessions running in this process. */
   sessionCount(): number;
+  /** This process's live metrics (merged into the process's /metrics by the entry point). */
+  metrics: Registry;
+  /** Readiness: the database (channels, tokens) and room for HLS files. */
+  health: Health;
   /** Writes pending usage now. */
   flushUsage(): Promise<void>;
   /** Runs the periodic claim refresh and remote deletions now. */
@@ -46,7 +57,7 @@ export interface Live {
   close(): Promise<void>;
 }
 
-const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl'> = {
+const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
   tickMs: 2_000,
   usageFlushMs: 5_000,
   staleClaimMs: 30_000,
@@ -62,12 +73,14 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl'> = {
   webhookBackoffMs: 500,
   archiveAttempts: 4,
   archiveBackoffMs: 500,
+  viewerWindowMs: 15_000,
 };
 
 export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
   const options: LiveOptions = {
     dir: join(deps.config.DATA_DIR, 'live'),
     publicUrl: liveBaseUrl(deps.config),
+    internalUrl: deps.config.LIVE_INTERNAL_URL?.replace(/\/+$/, ''),
     ...DEFAULTS,
     ...overrides,
   };
@@ -85,18 +98,29 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     },
     log,
   );
-  const core = new LiveCore(deps, log, usage, webhooks, agents, {
+  const viewers = new ViewerTracker(options.viewerWindowMs);
+  const metrics = new LiveMetrics({
+    // Read at scrape time, when `core` below exists.
+    publishers: (): number => core.sessionCount,
+    viewers: () => viewers.count(),
+  });
+  const core = new LiveCore(deps, log, usage, metrics, webhooks, agents, {
     dir: options.dir,
     publicUrl: options.publicUrl,
     timings: options.timings,
     staleClaimMs: options.staleClaimMs,
     archiveRetry: { attempts: options.archiveAttempts, backoffMs: options.archiveBackoffMs },
+    ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
   });
 
   const app = new Hono<LiveEnv>();
   const auth = liveAuth(deps, new Throttle(deps.db));
+  app.post('/whip/*', async (c, next) => {
+    await next();
+    metrics.whip.inc({ status: String(c.res.status) });
+  });
   mountWhip(app, auth, core);
-  mountHls(app, core, usage);
+  mountHls(app, { core, usage, metrics, viewers, config: deps.config, log });
   mountLiveApi(app, deps, auth, core, options.publicUrl);
   app.onError((error, c) => {
     log.error({ err: error }, 'live request failed');
@@ -118,6 +142,11 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   return {
     server,
     sessionCount: () => core.sessionCount,
+    metrics: metrics.registry,
+    health: new Health({
+      database: databaseCheck(deps.db),
+      files: diskCheck(options.dir, deps.config.READY_MIN_FREE_MB * 1024 ** 2),
+    }),
     flushUsage: () => usage.flush(),
     tick,
     async close() {

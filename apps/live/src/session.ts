@@ -20,6 +20,7 @@ import {
 } from 'werift/nonstandard';
 import { ArchiveQueue, type Destination } from './archive.ts';
 import { decorateMediaPlaylist, ffmpegArgs, masterPlaylist, playlistSegments } from './hls/ladder.ts';
+import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { Webhooks } from './webhooks.ts';
 
@@ -58,6 +59,7 @@ export interface SessionOptions {
   eventWebhookUrl: string;
   webhooks: Webhooks;
   usage: LiveUsage;
+  metrics: LiveMetrics;
   log: Logger;
   timings: SessionTimings;
   archiveRetry: { attempts: number; backoffMs: number };
@@ -244,6 +246,7 @@ export class PublishSession {
     const count = (rtpBytes: number) => {
       this.lastMediaAt = Date.now();
       this.options.usage.bytesIn(this.options.channelId, this.options.organizationId, rtpBytes);
+      this.options.metrics.ingestBytes.inc(rtpBytes);
     };
     const videoSource = new RtpSourceCallback();
     video.onReceiveRtp.subscribe((rtp) => {

@@ -5,6 +5,8 @@ import type { Db } from './types.ts';
 interface Counter {
   organizationId: number;
   connectedMs: number;
+  /** Connections opened since the last flush. */
+  connections: number;
   bytesIn: number;
   hlsRequests: number;
   hlsBytesOut: number;
@@ -35,6 +37,7 @@ export class LiveUsage {
       counter = {
         organizationId,
         connectedMs: 0,
+        connections: 0,
         bytesIn: 0,
         hlsRequests: 0,
         hlsBytesOut: 0,
@@ -48,6 +51,7 @@ export class LiveUsage {
 
   connected(connectionId: string, channelId: string, organizationId: number): void {
     const counter = this.counter(channelId, organizationId);
+    counter.connections++;
     counter.concurrent++;
     counter.maxConcurrent = Math.max(counter.maxConcurrent, counter.concurrent);
     this.open.set(connectionId, { channelId, since: Date.now() });
@@ -104,6 +108,7 @@ export class LiveUsage {
       }
       if (
         seconds === 0 &&
+        counter.connections === 0 &&
         counter.bytesIn === 0 &&
         counter.hlsRequests === 0 &&
         counter.maxConcurrent === 0
@@ -116,6 +121,7 @@ export class LiveUsage {
         hour,
         connected_seconds: seconds,
         max_concurrent: counter.maxConcurrent,
+        connections: counter.connections,
         bytes_in: counter.bytesIn,
         hls_requests: counter.hlsRequests,
         hls_bytes_out: counter.hlsBytesOut,
@@ -130,6 +136,7 @@ export class LiveUsage {
           oc.columns(['channel_id', 'hour']).doUpdateSet({
             connected_seconds: sql`live_usage_hourly.connected_seconds + excluded.connected_seconds`,
             max_concurrent: sql`greatest(live_usage_hourly.max_concurrent, excluded.max_concurrent)`,
+            connections: sql`live_usage_hourly.connections + excluded.connections`,
             bytes_in: sql`live_usage_hourly.bytes_in + excluded.bytes_in`,
             hls_requests: sql`live_usage_hourly.hls_requests + excluded.hls_requests`,
             hls_bytes_out: sql`live_usage_hourly.hls_bytes_out + excluded.hls_bytes_out`,
@@ -141,6 +148,7 @@ export class LiveUsage {
       for (const row of rows) {
         const counter = this.counter(row.channel_id, row.organization_id);
         counter.connectedMs += row.connected_seconds * 1000;
+        counter.connections += row.connections;
         counter.bytesIn += row.bytes_in;
         counter.hlsRequests += row.hls_requests;
         counter.hlsBytesOut += row.hls_bytes_out;

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,12 +43,26 @@ export interface LiveUnderTest {
   ): Promise<{ status: number; body: Record<string, unknown> & { error?: string } }>;
 }
 
-/** A live server over the test database, listening on a loopback port, its files in a temp dir. */
+/** A free loopback port, known before a server is created (its internal URL names it). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * A live server over the test database, listening on a loopback port that is also its internal
+ * URL (so several act as a fleet), its files in a temp dir.
+ */
 export async function startLive(
   server: TestServer,
   overrides: Partial<LiveOptions> = {},
 ): Promise<LiveUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-live-'));
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
   const { db, secrets, log } = server.deps;
   // The tests poll ListPlaylistURLs far faster than customers are allowed to.
   const config = {
@@ -57,11 +72,9 @@ export async function startLive(
   };
   const live = await createLive(
     { db, secrets, log, config },
-    { dir, usageFlushMs: 60_000, tickMs: 60_000, ...overrides },
+    { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
-  await new Promise<void>((resolve) => live.server.listen(0, '127.0.0.1', resolve));
-  const { port } = live.server.address() as { port: number };
-  const baseUrl = `http://127.0.0.1:${port}`;
+  await new Promise<void>((resolve) => live.server.listen(port, '127.0.0.1', resolve));
   return {
     live,
     baseUrl,

@@ -86,6 +86,16 @@ describe('live ingest and HLS', () => {
       'the playlist URL',
     );
   const text = async (url: string) => (await fetch(url)).text();
+  /** HLS requests metered for the channel so far. */
+  const hlsRequestsOf = async (channelId: string) => {
+    await live.live.flushUsage();
+    const row = await server.deps.db
+      .selectFrom('live_usage_hourly')
+      .select((eb) => eb.fn.sum<number>('hls_requests').as('requests'))
+      .where('channel_id', '=', channelId)
+      .executeTakeFirst();
+    return Number(row?.requests ?? 0);
+  };
   const segmentsOf = async (url: string, count: number) =>
     waitFor(
       async () => {
@@ -341,6 +351,7 @@ describe('live ingest and HLS', () => {
     expect(usage.organization_id).toBe(organizationId);
     expect(usage.connected_seconds).toBeGreaterThanOrEqual(4);
     expect(usage.max_concurrent).toBe(1);
+    expect(usage.connections).toBe(1);
     expect(usage.bytes_in).toBeGreaterThan(100_000);
     expect(usage.hls_requests).toBeGreaterThanOrEqual(10);
     expect(usage.hls_bytes_out).toBeGreaterThan(50_000);
@@ -349,7 +360,12 @@ describe('live ingest and HLS', () => {
       to: new Date(Date.now() + 3_600_000).toISOString(),
     });
     expect(statistics.body.channels).toEqual([
-      expect.objectContaining({ channelId, maxConcurrent: 1, hlsRequests: usage.hls_requests }),
+      expect.objectContaining({
+        channelId,
+        connections: 1,
+        maxConcurrent: 1,
+        hlsRequests: usage.hls_requests,
+      }),
     ]);
   });
 
@@ -404,6 +420,61 @@ describe('live ingest and HLS', () => {
       height: 180,
     });
     await publisher.stop();
+  });
+
+  it('serves HLS from any live process of the fleet, counted once by the one holding the publisher', async () => {
+    const peer = await startLive(server);
+    try {
+      const created = await live.call(
+        T.createHls,
+        { hls: [{ durationSeconds: 1, video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
+        token,
+      );
+      const channelId = created.body.channel_id as string;
+      const publisher = await start({
+        whipUrl: whip(channelId),
+        codec: 'vp8',
+        width: 160,
+        height: 90,
+        fps: 15,
+      });
+      expect(publisher.status).toBe(201);
+      const { playlist_url: masterUrl } = await playlistUrl(channelId);
+      const path = new URL(masterUrl).pathname;
+      const { segments } = await segmentsOf(
+        `${live.baseUrl}${path.replace(/master\.m3u8$/, '0/index.m3u8')}`,
+        2,
+      );
+
+      const viaPeer = await fetch(`${peer.baseUrl}${path}`);
+      expect(viaPeer.status).toBe(200);
+      expect(viaPeer.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
+      expect(viaPeer.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await viaPeer.text()).toBe(await text(`${live.baseUrl}${path}`));
+      const segment = await fetch(`${peer.baseUrl}${path.replace(/master\.m3u8$/, `0/${segments[0]}`)}`);
+      expect(segment.status).toBe(200);
+      expect(segment.headers.get('content-type')).toBe('video/mp2t');
+      expect(segment.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
+      expect((await fetch(`${peer.baseUrl}${path.replace('master', 'missing')}`)).status).toBe(404);
+
+      // Each process reports its own part: the publisher where it is, the viewer where it came in.
+      const metric = async (target: LiveUnderTest, name: string) =>
+        (await target.live.metrics.getSingleMetric(name)!.get()).values;
+      expect((await metric(live, 'ukiyo_live_publishers'))[0]!.value).toBe(1);
+      expect((await metric(peer, 'ukiyo_live_publishers'))[0]!.value).toBe(0);
+      expect((await metric(peer, 'ukiyo_live_viewers'))[0]!.value).toBe(1);
+      expect(await metric(peer, 'ukiyo_live_hls_requests_total')).toContainEqual(
+        expect.objectContaining({ labels: { kind: 'segment', status: '200', source: 'peer' }, value: 1 }),
+      );
+      // Delivery is metered once, by the process that read the files.
+      const before = await hlsRequestsOf(channelId);
+      await fetch(`${peer.baseUrl}${path}`);
+      await Promise.all([live.live.flushUsage(), peer.live.flushUsage()]);
+      expect(await hlsRequestsOf(channelId)).toBe(before + 1);
+      await publisher.stop();
+    } finally {
+      await peer.live.close();
+    }
   });
 
   it('refuses publishers the auth webhook refuses, unknown channels and non-SDP bodies', async () => {

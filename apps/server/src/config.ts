@@ -30,6 +30,12 @@ const ConfigSchema = z.object({
   LIVE_PORT: port(8082),
   /** The live server's public address for the URLs it reports (playlists); unset: http://localhost:{LIVE_PORT}. */
   LIVE_PUBLIC_URL: optionalUrl,
+  /**
+   * How the other live processes reach this one (e.g. `http://live-1:8082`), when several run
+   * behind one LIVE_PUBLIC_URL: a viewer's HLS request reaching a process that does not hold
+   * the channel's publisher is passed on to the one that does. Unset: one live process.
+   */
+  LIVE_INTERNAL_URL: optionalUrl,
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,

@@ -1,6 +1,7 @@
 // The all-in-one process `npm start` runs: console server on PORT, image edge on EDGE_PORT
 // and live streaming on LIVE_PORT over one database, with metrics and probes on
-// METRICS_PORT. The fleet runs the same parts alone: main-server.ts, apps/edge/src/main.ts.
+// METRICS_PORT. The fleet runs the same parts alone: main-server.ts, apps/edge/src/main.ts,
+// apps/live/src/main.ts.
 import { createEdge } from '@ukiyo/edge';
 import { createLive } from '@ukiyo/live';
 import { Registry } from 'prom-client';
@@ -31,9 +32,9 @@ live.server.listen(config.LIVE_PORT, config.HOST, () => {
   console.log(`Ukiyo live (WHIP ingest, HLS, live API): http://localhost:${config.LIVE_PORT}/`);
 });
 
-const registry = Registry.merge([processRegistry('all-in-one'), edge.metrics]);
-// Readiness of the whole process: the console's checks and the edge's.
-const health = new Health().include('edge', edge.health);
+const registry = Registry.merge([processRegistry('all-in-one'), edge.metrics, live.metrics]);
+// Readiness of the whole process: the console's checks, the edge's and live's.
+const health = new Health().include('edge', edge.health).include('live', live.health);
 const consoleServer = startConsoleServer(
   deps,
   database,

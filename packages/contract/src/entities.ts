@@ -147,6 +147,8 @@ export const Channel = z.object({
 /** Live usage over a period: WebRTC ingest and HLS delivery. */
 export const LiveUsage = z.object({
   connectedSeconds: z.number(),
+  /** WebRTC connections opened. */
+  connections: z.number(),
   maxConcurrent: z.number(),
   bytesIn: z.number(),
   hlsRequests: z.number(),

@@ -175,6 +175,8 @@ export interface ChannelTable {
   playlist_url: string | null;
   /** Refreshed by the process holding the publisher; an old one frees the channel. */
   heartbeat_at: NullableTimestamp;
+  /** Where the process holding the publisher serves the channel's HLS files to its peers. */
+  host_url: string | null;
 }
 
 export interface ArchiveDestinationTable {
@@ -191,6 +193,8 @@ export interface LiveUsageHourlyTable {
   hour: Timestamp;
   connected_seconds: Generated<number>;
   max_concurrent: Generated<number>;
+  /** WebRTC connections opened in the hour. */
+  connections: Generated<number>;
   bytes_in: Generated<number>;
   hls_requests: Generated<number>;
   hls_bytes_out: Generated<number>;

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Rendition } from '@ukiyo/contract';
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import type { ChannelTable } from '../db/tables.ts';
 import { AppError, invalid } from '../http/app-error.ts';
+import { liveUsageReport } from '../services/live-usage.ts';
 import { organizationOf, type Handlers } from './context.ts';
 
 /**
@@ -137,25 +138,6 @@ export function presentChannel(row: ChannelRow, config: Config) {
   };
 }
 
-interface LiveUsageRow {
-  key: string;
-  connected_seconds: number;
-  max_concurrent: number;
-  bytes_in: number;
-  hls_requests: number;
-  hls_bytes_out: number;
-}
-
-function presentUsage(row: Omit<LiveUsageRow, 'key'>) {
-  return {
-    connectedSeconds: Number(row.connected_seconds),
-    maxConcurrent: Number(row.max_concurrent),
-    bytesIn: Number(row.bytes_in),
-    hlsRequests: Number(row.hls_requests),
-    hlsBytesOut: Number(row.hls_bytes_out),
-  };
-}
-
 export const channelHandlers: Handlers = {
   'channel.list': async (_input, context) => {
     const rows = await listChannels(context.deps.db, organizationOf(context).id);
@@ -183,42 +165,6 @@ export const channelHandlers: Handlers = {
     const from = new Date(input.from);
     const to = new Date(input.to);
     if (to <= from) throw invalid('to', 'validation.invalid');
-    const organizationId = organizationOf(context).id;
-    const sums = (key: RawBuilder<string>) =>
-      context.deps.db
-        .selectFrom('live_usage_hourly')
-        .select([
-          key.as('key'),
-          sql<number>`sum(connected_seconds)::bigint`.as('connected_seconds'),
-          sql<number>`max(max_concurrent)`.as('max_concurrent'),
-          sql<number>`sum(bytes_in)::bigint`.as('bytes_in'),
-          sql<number>`sum(hls_requests)::bigint`.as('hls_requests'),
-          sql<number>`sum(hls_bytes_out)::bigint`.as('hls_bytes_out'),
-        ])
-        .where('organization_id', '=', organizationId)
-        .where('hour', '>=', from)
-        .where('hour', '<', to)
-        .groupBy(sql`1`)
-        .orderBy(sql`1`)
-        .execute() as Promise<LiveUsageRow[]>;
-    const [perChannel, perDay] = await Promise.all([
-      sums(sql<string>`channel_id`),
-      sums(sql<string>`to_char(hour at time zone 'UTC', 'YYYY-MM-DD')`),
-    ]);
-    const total = perChannel.reduce(
-      (sum, row) => ({
-        connectedSeconds: sum.connectedSeconds + Number(row.connected_seconds),
-        maxConcurrent: Math.max(sum.maxConcurrent, Number(row.max_concurrent)),
-        bytesIn: sum.bytesIn + Number(row.bytes_in),
-        hlsRequests: sum.hlsRequests + Number(row.hls_requests),
-        hlsBytesOut: sum.hlsBytesOut + Number(row.hls_bytes_out),
-      }),
-      { connectedSeconds: 0, maxConcurrent: 0, bytesIn: 0, hlsRequests: 0, hlsBytesOut: 0 },
-    );
-    return {
-      channels: perChannel.map((row) => ({ channelId: row.key, ...presentUsage(row) })),
-      total,
-      daily: perDay.map((row) => ({ day: row.key, ...presentUsage(row) })),
-    };
+    return liveUsageReport(context.deps.db, organizationOf(context).id, from, to);
   },
 };

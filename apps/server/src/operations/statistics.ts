@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { AppError, invalid } from '../http/app-error.ts';
+import { liveUsageReport } from '../services/live-usage.ts';
 import { currentMonthUtc, dayKey, isUtcMidnight, monthPeriodUtc, toGiB } from '../services/billing.ts';
 import { organizationOf, type Handlers } from './context.ts';
 
@@ -56,7 +57,10 @@ function add(
   target.outboundBytes += Number(row.outbound_bytes);
 }
 
-/** Every organization's usage in a month, for the administrators' statistics and invoices. */
+/**
+ * Every organization's usage in a month, for the administrators' statistics and invoices:
+ * requests and outbound traffic of its image origins and of its HLS delivery.
+ */
 async function usageByOrganization(db: Db, year: number, month: number) {
   const { from, to } = monthPeriodUtc(year, month);
   return db
@@ -77,13 +81,28 @@ async function usageByOrganization(db: Db, year: number, month: number) {
           .as('usage'),
       (join) => join.onRef('usage.organization_id', '=', 'organizations.id'),
     )
+    .leftJoin(
+      (eb) =>
+        eb
+          .selectFrom('live_usage_hourly')
+          .select([
+            'organization_id',
+            sql<number>`sum(hls_requests)::bigint`.as('requests'),
+            sql<number>`sum(hls_bytes_out)::bigint`.as('outbound_bytes'),
+          ])
+          .where('hour', '>=', from)
+          .where('hour', '<', to)
+          .groupBy('organization_id')
+          .as('hls'),
+      (join) => join.onRef('hls.organization_id', '=', 'organizations.id'),
+    )
     .select([
       'organizations.id',
       'organizations.name',
       'organizations.service_code',
       'sakura_accounts.member_code',
-      sql<number>`coalesce(usage.requests, 0)`.as('requests'),
-      sql<number>`coalesce(usage.outbound_bytes, 0)`.as('outbound_bytes'),
+      sql<number>`coalesce(usage.requests, 0) + coalesce(hls.requests, 0)`.as('requests'),
+      sql<number>`coalesce(usage.outbound_bytes, 0) + coalesce(hls.outbound_bytes, 0)`.as('outbound_bytes'),
     ])
     .orderBy('organizations.id')
     .execute();
@@ -162,25 +181,16 @@ export const statisticsHandlers: Handlers = {
         .where('day', '>=', dayKey(from))
         .where('day', '<', dayKey(to))
         .executeTakeFirstOrThrow(),
-      db
-        .selectFrom('live_usage_hourly')
-        .select([
-          sql<number>`coalesce(sum(connected_seconds), 0)::bigint`.as('connected_seconds'),
-          sql<number>`coalesce(sum(hls_requests), 0)::bigint`.as('hls_requests'),
-          sql<number>`coalesce(max(max_concurrent), 0)`.as('max_concurrent'),
-        ])
-        .where('organization_id', '=', organization.id)
-        .where('hour', '>=', from)
-        .where('hour', '<', to)
-        .executeTakeFirstOrThrow(),
+      liveUsageReport(db, organization.id, from, to),
     ]);
     return {
       billingPeriod: { from: from.toISOString(), to: to.toISOString() },
-      requests: Number(images.requests),
-      outboundBytes: Number(images.outbound_bytes),
-      liveConnectedSeconds: Number(live.connected_seconds),
-      webrtcCumulative: Number(live.hls_requests),
-      maxConcurrentConnections: Number(live.max_concurrent),
+      // Delivery of either kind: image origins' and HLS (an organization has one or the other).
+      requests: Number(images.requests) + live.total.hlsRequests,
+      outboundBytes: Number(images.outbound_bytes) + live.total.hlsBytesOut,
+      liveConnectedSeconds: live.total.connectedSeconds,
+      webrtcCumulative: live.total.connections,
+      maxConcurrentConnections: live.total.maxConcurrent,
     };
   },
 

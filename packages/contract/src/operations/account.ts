@@ -74,7 +74,12 @@ export const accountOperations = {
   'channel.statistics': operation('channel.statistics', {
     input: z.object({ from: isoDateTime(), to: isoDateTime() }),
     output: z.object({
-      channels: z.array(LiveUsage.extend({ channelId: z.string() })),
+      channels: z.array(
+        LiveUsage.extend({
+          channelId: z.string(),
+          daily: z.array(LiveUsage.extend({ day: z.string() })),
+        }),
+      ),
       total: LiveUsage,
       daily: z.array(LiveUsage.extend({ day: z.string() })),
     }),

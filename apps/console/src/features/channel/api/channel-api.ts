@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { OperationInput, Operations } from '@ukiyo/contract';
 import { callApi } from '../../../lib/api-client.ts';
 import type { MonthPeriod } from '../../../lib/usage-format.ts';
@@ -30,5 +30,6 @@ export function useChannelStatistics(period: MonthPeriod) {
   return useQuery({
     queryKey: ['channel.statistics', period.from, period.to],
     queryFn: ({ signal }) => callApi('channel.statistics', { from: period.from, to: period.to }, { signal }),
+    placeholderData: keepPreviousData,
   });
 }

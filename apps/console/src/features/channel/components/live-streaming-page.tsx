@@ -7,7 +7,10 @@ import { formatCount, formatGiB, monthPeriod, splitDuration } from '../../../lib
 import { MonthPicker, useSelectedMonth } from '../../usage/components/month-picker.tsx';
 import { useChannelStatistics } from '../api/channel-api.ts';
 
-/** /livestreaming: WebRTC ingest and HLS delivery per channel for a UTC month (channel.statistics). */
+/**
+ * /livestreaming: WebRTC ingest per channel for a UTC month (channel.statistics); HLS delivery is
+ * on /statistics.
+ */
 export function LiveStreamingPage() {
   const { t, i18n } = useTranslation();
   const [selected, select] = useSelectedMonth();
@@ -17,11 +20,10 @@ export function LiveStreamingPage() {
   const total = statistics.data?.total;
   const cells = (usage: NonNullable<typeof total>) => (
     <>
+      <td className="text-end">{formatCount(usage.connections, i18n.language)}</td>
       <td className="text-end text-nowrap">{t('usage.duration', splitDuration(usage.connectedSeconds))}</td>
       <td className="text-end">{formatCount(usage.maxConcurrent, i18n.language)}</td>
       <td className="text-end text-nowrap">{formatGiB(usage.bytesIn, i18n.language)}</td>
-      <td className="text-end">{formatCount(usage.hlsRequests, i18n.language)}</td>
-      <td className="text-end text-nowrap">{formatGiB(usage.hlsBytesOut, i18n.language)}</td>
     </>
   );
   return (
@@ -41,6 +43,9 @@ export function LiveStreamingPage() {
           <>
             <th scope="col">{t('channel.id')}</th>
             <th scope="col" className="text-end">
+              {t('channel.webrtcConnections')}
+            </th>
+            <th scope="col" className="text-end">
               {t('usage.liveConnected')}
             </th>
             <th scope="col" className="text-end">
@@ -48,12 +53,6 @@ export function LiveStreamingPage() {
             </th>
             <th scope="col" className="text-end">
               {t('channel.bytesInGiB')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('channel.hlsRequests')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('channel.hlsGiB')}
             </th>
           </>
         }

@@ -15,17 +15,23 @@ export interface ChartSeries {
 type Instance = ReturnType<(typeof EChartsModule)['echarts']['init']>;
 
 /**
- * Daily usage as stacked bars, one series per origin. ECharts loads on first render; `metric`
- * chooses requests or outbound bytes (shown in GiB).
+ * Daily usage as stacked bars, one series per origin or channel. ECharts loads on first render;
+ * `metric` chooses requests or outbound bytes (shown in GiB).
  */
 export function DailyChart({
   days,
   series,
   metric,
+  requestsAxis,
+  label,
 }: {
   days: string[];
   series: ChartSeries[];
   metric: 'requests' | 'outbound';
+  /** The value axis's name when it counts requests. */
+  requestsAxis: string;
+  /** What the chart shows, for assistive technology. */
+  label: string;
 }) {
   const { t, i18n } = useTranslation();
   const container = useRef<HTMLDivElement>(null);
@@ -72,7 +78,7 @@ export function DailyChart({
         xAxis: { type: 'category', data: days.map((day) => day.slice(8)) },
         yAxis: {
           type: 'value',
-          name: metric === 'outbound' ? 'GiB' : t('usage.requests'),
+          name: metric === 'outbound' ? 'GiB' : requestsAxis,
           // From the axis to the right, so a long name is never cut at the edge.
           nameTextStyle: { align: 'left' },
           minInterval: metric === 'requests' ? 1 : 0,
@@ -87,7 +93,7 @@ export function DailyChart({
       },
       { notMerge: true },
     );
-  }, [state, days, series, metric, t, i18n.language]);
+  }, [state, days, series, metric, requestsAxis, i18n.language]);
 
   return (
     <div className="position-relative" data-testid="stats-chart" data-state={state}>
@@ -102,7 +108,7 @@ export function DailyChart({
         className="usage-chart"
         style={{ height: 320, width: '100%' }}
         role="img"
-        aria-label={t(metric === 'outbound' ? 'usage.chartOutboundLabel' : 'usage.chartRequestsLabel')}
+        aria-label={label}
       />
     </div>
   );

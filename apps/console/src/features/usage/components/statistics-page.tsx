@@ -19,59 +19,180 @@ import {
   formatGiB,
   monthDays,
   monthLabel,
+  monthPeriod,
   toGiB,
+  type YearMonth,
 } from '../../../lib/usage-format.ts';
+import { useChannelStatistics } from '../../channel/api/channel-api.ts';
 import { useOriginStatistics } from '../api/usage-api.ts';
 import { DailyChart, type ChartSeries } from './daily-chart.tsx';
 import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
 import { UsagePanel } from './usage-panel.tsx';
 
+interface Usage {
+  requests: number;
+  outboundBytes: number;
+}
+
+/** What the page shows, whichever kind of organization: one row and one series per item. */
+interface Report {
+  items: (Usage & { key: string; name: string; daily: (Usage & { day: string })[] })[];
+  total: Usage;
+}
+
+/** Translation keys and CSV names that differ between image and live organizations. */
+interface Wording {
+  lead: string;
+  item: string;
+  requests: string;
+  outbound: string;
+  outboundGiB: string;
+  chartRequests: string;
+  chartOutbound: string;
+  empty: string;
+  csvFile: string;
+  csvHeader: string[];
+}
+
+const ORIGIN_WORDING: Wording = {
+  lead: 'usage.statisticsLead',
+  item: 'usage.origin',
+  requests: 'usage.requests',
+  outbound: 'usage.outbound',
+  outboundGiB: 'usage.outboundGiB',
+  chartRequests: 'usage.chartRequestsLabel',
+  chartOutbound: 'usage.chartOutboundLabel',
+  empty: 'usage.noOrigins',
+  csvFile: 'statistics',
+  csvHeader: ['origin', 'requests', 'outboundGiB'],
+};
+
+const HLS_WORDING: Wording = {
+  lead: 'usage.hlsStatisticsLead',
+  item: 'channel.id',
+  requests: 'channel.hlsRequests',
+  outbound: 'usage.hlsOutbound',
+  outboundGiB: 'channel.hlsGiB',
+  chartRequests: 'usage.hlsChartRequestsLabel',
+  chartOutbound: 'usage.hlsChartOutboundLabel',
+  empty: 'channel.statisticsEmpty',
+  csvFile: 'hls-statistics',
+  csvHeader: ['channel', 'hlsRequests', 'hlsOutboundGiB'],
+};
+
 /**
- * /statistics: this month's usage first, then any UTC month's requests and outbound traffic per
- * origin and per day (statistics.origins), with a CSV of the table. "HLS statistics" in a live
- * organization.
+ * /statistics: this month's usage first, then any UTC month per day and per item, with a CSV
+ * of the table. Image organizations see requests and outbound traffic per origin
+ * (statistics.origins); live organizations see "HLS statistics": playlist and segment requests
+ * and their traffic per channel (channel.statistics).
  */
 export function StatisticsPage() {
+  const { organization } = useSession();
+  const [selected, select] = useSelectedMonth();
+  const month = { selected, select };
+  return organization?.isLive ? <HlsStatistics {...month} /> : <OriginStatistics {...month} />;
+}
+
+interface MonthProps {
+  selected: YearMonth;
+  select: (month: YearMonth) => void;
+}
+
+function OriginStatistics(month: MonthProps) {
+  const statistics = useOriginStatistics(month.selected);
+  useReportQueryError(statistics.error);
+  const data = statistics.data;
+  const report = useMemo<Report | undefined>(
+    () =>
+      data && {
+        items: data.origins.map((origin) => ({
+          key: String(origin.originID),
+          name: origin.name,
+          ...origin.stats,
+          daily: origin.daily,
+        })),
+        total: data.total,
+      },
+    [data],
+  );
+  return <StatisticsView {...month} report={report} wording={ORIGIN_WORDING} />;
+}
+
+function HlsStatistics(month: MonthProps) {
+  const statistics = useChannelStatistics(monthPeriod(month.selected.year, month.selected.month));
+  useReportQueryError(statistics.error);
+  const data = statistics.data;
+  const report = useMemo<Report | undefined>(() => {
+    if (!data) return undefined;
+    const hls = (usage: { hlsRequests: number; hlsBytesOut: number }): Usage => ({
+      requests: usage.hlsRequests,
+      outboundBytes: usage.hlsBytesOut,
+    });
+    return {
+      items: data.channels.map((channel) => ({
+        key: channel.channelId,
+        name: channel.channelId,
+        ...hls(channel),
+        daily: channel.daily.map((day) => ({ day: day.day, ...hls(day) })),
+      })),
+      total: hls(data.total),
+    };
+  }, [data]);
+  return <StatisticsView {...month} report={report} wording={HLS_WORDING} />;
+}
+
+function StatisticsView({
+  selected,
+  select,
+  report,
+  wording,
+}: MonthProps & { report: Report | undefined; wording: Wording }) {
   const { t, i18n } = useTranslation();
   const title = useRouteTitle();
   const { organization } = useSession();
-  const [selected, select] = useSelectedMonth();
   const [metric, setMetric] = useState<'requests' | 'outbound'>('requests');
-  const statistics = useOriginStatistics(selected);
-  useReportQueryError(statistics.error);
   const language = i18n.language;
-  const data = statistics.data;
 
   const days = useMemo(() => monthDays(selected.year, selected.month), [selected.year, selected.month]);
   const series = useMemo<ChartSeries[]>(() => {
-    if (!data) return [];
-    return data.origins.map((origin) => {
-      const byDay = new Map(origin.daily.map((day) => [day.day, day]));
+    if (!report) return [];
+    return report.items.map((item) => {
+      const byDay = new Map(item.daily.map((day) => [day.day, day]));
       return {
-        name: origin.name,
+        name: item.name,
         values: days.map((day) => {
           const usage = byDay.get(day);
           return usage ? (metric === 'outbound' ? usage.outboundBytes : usage.requests) : 0;
         }),
       };
     });
-  }, [data, days, metric]);
+  }, [report, days, metric]);
 
   const downloadTable = () => {
-    if (!data) return;
-    const rows = data.origins.map((origin) => [
-      origin.name,
-      origin.stats.requests,
-      toGiB(origin.stats.outboundBytes),
-    ]);
-    rows.push([t('usage.total'), data.total.requests, toGiB(data.total.outboundBytes)]);
-    const csv = buildCsv(['origin', 'requests', 'outboundGiB'], rows);
-    downloadCsv(`statistics-${organization?.serviceCode ?? 'organization'}-${monthLabel(selected)}.csv`, csv);
+    if (!report) return;
+    const rows = report.items.map((item) => [item.name, item.requests, toGiB(item.outboundBytes)]);
+    rows.push([t('usage.total'), report.total.requests, toGiB(report.total.outboundBytes)]);
+    const csv = buildCsv(wording.csvHeader, rows);
+    downloadCsv(
+      `${wording.csvFile}-${organization?.serviceCode ?? 'organization'}-${monthLabel(selected)}.csv`,
+      csv,
+    );
   };
+
+  const metricButton = (value: typeof metric, label: string) => (
+    <Button
+      variant={metric === value ? 'secondary' : 'outline-secondary'}
+      aria-pressed={metric === value}
+      onClick={() => setMetric(value)}
+      data-testid={`stats-metric-${value}`}
+    >
+      {label}
+    </Button>
+  );
 
   return (
     <>
-      <PageHeader title={title} lead={t('usage.statisticsLead')} />
+      <PageHeader title={title} lead={t(wording.lead)} />
       <UsagePanel />
       <Card className="shadow-sm border-0">
         <Card.Header className="bg-body d-flex flex-wrap justify-content-between align-items-center gap-2">
@@ -79,30 +200,30 @@ export function StatisticsPage() {
           <Button
             variant="outline-secondary"
             size="sm"
-            disabled={!data}
+            disabled={!report}
             onClick={downloadTable}
             data-testid="stats-csv"
           >
             {t('usage.downloadCsv')}
           </Button>
         </Card.Header>
-        {statistics.isPending && <LoadingBlock />}
-        {data && (
+        {!report && <LoadingBlock />}
+        {report && (
           <Card.Body>
             <Row className="g-3 mb-3">
               <Col xs={12} sm={6}>
                 <div className="border rounded-3 p-3">
-                  <div className="small text-body-secondary">{t('usage.requests')}</div>
+                  <div className="small text-body-secondary">{t(wording.requests)}</div>
                   <div className="fs-4 fw-semibold" data-testid="stats-total-requests">
-                    {formatCount(data.total.requests, language)}
+                    {formatCount(report.total.requests, language)}
                   </div>
                 </div>
               </Col>
               <Col xs={12} sm={6}>
                 <div className="border rounded-3 p-3">
-                  <div className="small text-body-secondary">{t('usage.outbound')}</div>
+                  <div className="small text-body-secondary">{t(wording.outbound)}</div>
                   <div className="fs-4 fw-semibold" data-testid="stats-total-outbound">
-                    {formatGiB(data.total.outboundBytes, language)}
+                    {formatGiB(report.total.outboundBytes, language)}
                     <span className="fs-6 fw-normal text-body-secondary ms-1">GiB</span>
                   </div>
                 </div>
@@ -111,57 +232,49 @@ export function StatisticsPage() {
             <div className="d-flex flex-wrap justify-content-between align-items-center gap-2 mb-2">
               <h2 className="h6 mb-0">{t('usage.daily')}</h2>
               <ButtonGroup size="sm" aria-label={t('usage.metric')}>
-                <Button
-                  variant={metric === 'requests' ? 'secondary' : 'outline-secondary'}
-                  aria-pressed={metric === 'requests'}
-                  onClick={() => setMetric('requests')}
-                  data-testid="stats-metric-requests"
-                >
-                  {t('usage.requests')}
-                </Button>
-                <Button
-                  variant={metric === 'outbound' ? 'secondary' : 'outline-secondary'}
-                  aria-pressed={metric === 'outbound'}
-                  onClick={() => setMetric('outbound')}
-                  data-testid="stats-metric-outbound"
-                >
-                  {t('usage.outboundGiB')}
-                </Button>
+                {metricButton('requests', t(wording.requests))}
+                {metricButton('outbound', t(wording.outboundGiB))}
               </ButtonGroup>
             </div>
-            {data.origins.length === 0 ? (
+            {report.items.length === 0 ? (
               <Alert variant="secondary" className="mb-0" data-testid="stats-empty">
-                {t('usage.noOrigins')}
+                {t(wording.empty)}
               </Alert>
             ) : (
-              <DailyChart days={days} series={series} metric={metric} />
+              <DailyChart
+                days={days}
+                series={series}
+                metric={metric}
+                requestsAxis={t(wording.requests)}
+                label={t(metric === 'outbound' ? wording.chartOutbound : wording.chartRequests)}
+              />
             )}
           </Card.Body>
         )}
-        {data && data.origins.length > 0 && (
+        {report && report.items.length > 0 && (
           <Table responsive hover className="mb-0 align-middle" data-testid="stats-table">
             <thead className="table-light">
               <tr>
-                <th scope="col">{t('usage.origin')}</th>
+                <th scope="col">{t(wording.item)}</th>
                 <th scope="col" className="text-end">
-                  {t('usage.requests')}
+                  {t(wording.requests)}
                 </th>
                 <th scope="col" className="text-end">
-                  {t('usage.outboundGiB')}
+                  {t(wording.outboundGiB)}
                 </th>
               </tr>
             </thead>
             <tbody>
-              {data.origins.map((origin) => (
-                <tr key={origin.originID} data-testid="stats-row" data-origin-name={origin.name}>
+              {report.items.map((item) => (
+                <tr key={item.key} data-testid="stats-row" data-item-name={item.name}>
                   <td className="text-break">
-                    <code>{origin.name}</code>
+                    <code>{item.name}</code>
                   </td>
                   <td className="text-end" data-testid="stats-row-requests">
-                    {formatCount(origin.stats.requests, language)}
+                    {formatCount(item.requests, language)}
                   </td>
                   <td className="text-end" data-testid="stats-row-outbound">
-                    {formatGiB(origin.stats.outboundBytes, language)}
+                    {formatGiB(item.outboundBytes, language)}
                   </td>
                 </tr>
               ))}
@@ -169,8 +282,8 @@ export function StatisticsPage() {
             <tfoot>
               <tr className="fw-semibold">
                 <th scope="row">{t('usage.total')}</th>
-                <td className="text-end">{formatCount(data.total.requests, language)}</td>
-                <td className="text-end">{formatGiB(data.total.outboundBytes, language)}</td>
+                <td className="text-end">{formatCount(report.total.requests, language)}</td>
+                <td className="text-end">{formatGiB(report.total.outboundBytes, language)}</td>
               </tr>
             </tfoot>
           </Table>

@@ -1,0 +1,90 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+/**
+ * HLS viewers: HLS has no connections, so a viewer is a client (address and user agent) that
+ * fetched a channel's playlist within the window. Players reload the playlist every target
+ * duration, so a window of a few segments counts a watching player and forgets a gone one.
+ */
+export class ViewerTracker {
+  private readonly lastSeen = new Map<string, number>();
+
+  constructor(private readonly windowMs: number) {}
+
+  seen(channelId: string, client: string, now = Date.now()): void {
+    const key = `${channelId}\n${client}`;
+    // Re-inserted so the map stays ordered by last sight: pruning stops at the first fresh one.
+    this.lastSeen.delete(key);
+    this.lastSeen.set(key, now);
+  }
+
+  count(now = Date.now()): number {
+    for (const [key, at] of this.lastSeen) {
+      if (now - at <= this.windowMs) break;
+      this.lastSeen.delete(key);
+    }
+    return this.lastSeen.size;
+  }
+}
+
+/**
+ * The live process's Prometheus metrics, on a registry of its own that the process entry merges
+ * into the one it exposes. Labels stay bounded: no channel ids.
+ */
+export class LiveMetrics {
+  readonly registry = new Registry();
+
+  readonly whip = new Counter({
+    name: 'ukiyo_live_whip_requests_total',
+    help: 'WHIP offers answered, by HTTP status (201 a publisher connected)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly hlsRequests = new Counter({
+    name: 'ukiyo_live_hls_requests_total',
+    help: 'HLS requests answered, by file kind (playlist, segment), status and where the file was (local, peer)',
+    labelNames: ['kind', 'status', 'source'] as const,
+    registers: [this.registry],
+  });
+
+  readonly hlsDuration = new Histogram({
+    name: 'ukiyo_live_hls_request_duration_seconds',
+    help: 'HLS request latency, by where the file was (local, peer: passed on from the live process holding the publisher)',
+    labelNames: ['source'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly hlsBytes = new Counter({
+    name: 'ukiyo_live_hls_bytes_total',
+    help: 'Bytes of HLS playlists and segments sent to viewers',
+    registers: [this.registry],
+  });
+
+  readonly ingestBytes = new Counter({
+    name: 'ukiyo_live_ingest_bytes_total',
+    help: 'Bytes of media received from publishers (RTP payloads)',
+    registers: [this.registry],
+  });
+
+  constructor(probes: { publishers: () => number; viewers: () => number }) {
+    new Gauge({
+      name: 'ukiyo_live_publishers',
+      help: 'Publishers connected to this process (one ffmpeg ladder each)',
+      registers: [this.registry],
+      collect() {
+        this.set(probes.publishers());
+      },
+    });
+    new Gauge({
+      name: 'ukiyo_live_viewers',
+      help: 'HLS viewers of this process: clients that fetched a playlist within the last few segments',
+      registers: [this.registry],
+      collect() {
+        this.set(probes.viewers());
+      },
+    });
+  }
+}
