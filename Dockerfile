@@ -2,6 +2,7 @@
 #   node --import tsx apps/server/src/main.ts         all-in-one (the default)
 #   node --import tsx apps/server/src/main-server.ts  console server
 #   node --import tsx apps/edge/src/main.ts           image edge
+#   node --import tsx apps/live/src/main.ts           live streaming (WHIP in, HLS out)
 # The apps run from TypeScript through tsx, as `npm start` does; only the console is built.
 
 FROM node:20-bookworm-slim AS build
@@ -25,6 +26,10 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     MALLOC_ARENA_MAX=2
 WORKDIR /app
+# Live streaming encodes the HLS ladder with Debian's ffmpeg.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ffmpeg \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/packages/contract/package.json packages/contract/
 COPY --from=build /app/packages/imaging/package.json packages/imaging/

@@ -11,7 +11,6 @@ import {
   processRegistry,
   startOps,
 } from '@ukiyo/server';
-import { Registry } from 'prom-client';
 import { createEdge } from './index.ts';
 
 const config = loadConfig();
@@ -26,7 +25,7 @@ await Promise.all([
   listening(edge.server, config.EDGE_PORT),
   listening(edge.tlsServer, config.EDGE_TLS_PORT),
 ]);
-const registry = Registry.merge([processRegistry('edge'), edge.metrics]);
+const registry = processRegistry('edge', [edge.metrics]);
 const health = new Health().include('edge', edge.health);
 const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
 log.info(

@@ -13,7 +13,7 @@ import {
   type ChannelSettings,
 } from '../../server/src/operations/channels.ts';
 import { loadDestination, type Destination } from './archive.ts';
-import { PublishSession, WhipError, type SessionTimings } from './session.ts';
+import { PublishSession, WhipError, type IceSettings, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { LiveDeps } from './types.ts';
@@ -25,6 +25,7 @@ export interface CoreOptions {
   /** Base of the URLs reported to clients (playlists). */
   publicUrl: string;
   timings: SessionTimings;
+  ice: IceSettings;
   /** A claim on a channel whose holder stopped refreshing it for this long is free again. */
   staleClaimMs: number;
   archiveRetry: { attempts: number; backoffMs: number };
@@ -174,6 +175,7 @@ export class LiveCore {
         metrics: this.metrics,
         log: this.log.child({ channelId, connectionId }),
         timings: this.options.timings,
+        ice: this.options.ice,
         archiveRetry: this.options.archiveRetry,
         onPlaylist: () => void this.playlistReady(channel, connectionId),
         onEnd: () => this.sessionEnded(channelId, connectionId),

@@ -108,6 +108,10 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     dir: options.dir,
     publicUrl: options.publicUrl,
     timings: options.timings,
+    ice: {
+      additionalHostAddresses: deps.config.LIVE_ICE_ADDRESSES,
+      ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
+    },
     staleClaimMs: options.staleClaimMs,
     archiveRetry: { attempts: options.archiveAttempts, backoffMs: options.archiveBackoffMs },
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),

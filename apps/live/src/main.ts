@@ -12,7 +12,6 @@ import {
   processRegistry,
   startOps,
 } from '@ukiyo/server';
-import { Registry } from 'prom-client';
 import { createLive } from './index.ts';
 
 const config = loadConfig();
@@ -22,7 +21,7 @@ const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
 const live = await createLive(deps);
 
 const port = await listen(live.server, config.LIVE_PORT, config.HOST);
-const registry = Registry.merge([processRegistry('live'), live.metrics]);
+const registry = processRegistry('live', [live.metrics]);
 const ops = await startOps(registry, live.health, config.METRICS_PORT, config.HOST);
 log.info(
   { port, metricsPort: ops.port, internalUrl: config.LIVE_INTERNAL_URL ?? null },

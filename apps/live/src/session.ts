@@ -62,10 +62,17 @@ export interface SessionOptions {
   metrics: LiveMetrics;
   log: Logger;
   timings: SessionTimings;
+  ice: IceSettings;
   archiveRetry: { attempts: number; backoffMs: number };
   /** The master playlist exists (its first segment is written). */
   onPlaylist(): void;
   onEnd(): Promise<void>;
+}
+
+/** Where publishers' media may arrive: LIVE_ICE_PORT_RANGE and LIVE_ICE_ADDRESSES. */
+export interface IceSettings {
+  portRange?: [number, number];
+  additionalHostAddresses: string[];
 }
 
 type MediaKind = 'audio' | 'video';
@@ -142,8 +149,9 @@ export class PublishSession {
     const pc = new RTCPeerConnection({
       codecs: { video: [useH264(), useVP8()], audio: [useOPUS()] },
       // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
-      // same machine) need it.
-      iceAdditionalHostAddresses: ['127.0.0.1'],
+      // same machine) need it. Behind NAT the host's public address is announced as well.
+      iceAdditionalHostAddresses: ['127.0.0.1', ...this.options.ice.additionalHostAddresses],
+      ...(this.options.ice.portRange ? { icePortRange: this.options.ice.portRange } : {}),
       bundlePolicy: 'max-bundle',
     });
     this.pc = pc;

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { Permission } from '@ukiyo/contract';
 import { encodeToken } from '../../server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../../server/src/crypto/tokens.ts';
+import type { Config } from '../../server/src/config.ts';
 import type { TestServer } from '../../server/test/harness.ts';
 import { createLive, type Live, type LiveOptions } from '../src/index.ts';
 
@@ -59,6 +60,7 @@ async function freePort(): Promise<number> {
 export async function startLive(
   server: TestServer,
   overrides: Partial<LiveOptions> = {},
+  environment: Partial<Config> = {},
 ): Promise<LiveUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-live-'));
   const port = await freePort();
@@ -69,6 +71,7 @@ export async function startLive(
     ...server.deps.config,
     ALLOW_PRIVATE_ORIGINS: true,
     PUBLIC_API_RATE_PER_MINUTE: 1_000_000,
+    ...environment,
   };
   const live = await createLive(
     { db, secrets, log, config },

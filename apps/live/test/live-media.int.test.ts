@@ -477,6 +477,41 @@ describe('live ingest and HLS', () => {
     }
   });
 
+  it('offers publishers the configured UDP ports and announced addresses', async () => {
+    const fenced = await startLive(
+      server,
+      {},
+      { LIVE_ICE_PORT_RANGE: [41000, 41019], LIVE_ICE_ADDRESSES: ['192.0.2.10'] },
+    );
+    try {
+      const created = await fenced.call(
+        T.createHls,
+        { hls: [{ video: { width: 160, height: 90, fps: 15, bps: 100_000 } }] },
+        token,
+      );
+      const channelId = created.body.channel_id as string;
+      const publisher = await start({
+        whipUrl: `${fenced.baseUrl}/whip/${channelId}`,
+        codec: 'vp8',
+        width: 160,
+        height: 90,
+        fps: 15,
+      });
+      expect(publisher.status).toBe(201);
+      const candidates = publisher.answer.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
+      expect(candidates.length).toBeGreaterThan(0);
+      for (const candidate of candidates) {
+        const port = Number(candidate.split(' ')[5]);
+        expect(port).toBeGreaterThanOrEqual(41000);
+        expect(port).toBeLessThanOrEqual(41019);
+      }
+      expect(candidates.some((candidate) => candidate.split(' ')[4] === '192.0.2.10')).toBe(true);
+      await publisher.stop();
+    } finally {
+      await fenced.live.close();
+    }
+  });
+
   it('refuses publishers the auth webhook refuses, unknown channels and non-SDP bodies', async () => {
     const created = await live.call(
       T.createHls,

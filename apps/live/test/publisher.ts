@@ -21,6 +21,8 @@ export interface Publisher {
   location: string | null;
   /** The answer's body when not 201 (the error). */
   error: string;
+  /** The SDP answer on 201. */
+  answer: string;
   /** Wall clock of the WHIP POST. */
   postedAt: number;
   /** Milliseconds from the POST to the peer connection being connected. */
@@ -74,6 +76,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       postedAt,
       location: null,
       error: body,
+      answer: '',
       firstPacketAt: () => Promise.reject(new Error('not publishing')),
       stop: async () => {},
     };
@@ -150,6 +153,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
     postedAt,
     location,
     error: '',
+    answer: body,
     connectedAfterMs,
     firstPacketAt: () => firstPacket,
     async stop(sendDelete = true) {

@@ -36,6 +36,36 @@ const ConfigSchema = z.object({
    * the channel's publisher is passed on to the one that does. Unset: one live process.
    */
   LIVE_INTERNAL_URL: optionalUrl,
+  /**
+   * UDP ports WebRTC media arrives on, `first-last` (e.g. `40000-40199`, one per publisher), for
+   * a firewall or container that publishes a fixed range. Unset: any free port.
+   */
+  LIVE_ICE_PORT_RANGE: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (!value) return undefined;
+      const match = /^(\d{1,5})-(\d{1,5})$/.exec(value);
+      const range = match && ([Number(match[1]), Number(match[2])] as [number, number]);
+      if (!range || range[0] < 1024 || range[1] > 65535 || range[0] > range[1]) {
+        ctx.addIssue({ code: 'custom', message: 'must be first-last, within 1024-65535' });
+        return z.NEVER;
+      }
+      return range;
+    }),
+  /**
+   * Addresses announced to publishers besides the interfaces' own, comma-separated: the public
+   * address of a host behind NAT or of a container's host. 127.0.0.1 is always announced.
+   */
+  LIVE_ICE_ADDRESSES: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((address) => address.trim())
+        .filter(Boolean),
+    ),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,

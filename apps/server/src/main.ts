@@ -4,7 +4,6 @@
 // apps/live/src/main.ts.
 import { createEdge } from '@ukiyo/edge';
 import { createLive } from '@ukiyo/live';
-import { Registry } from 'prom-client';
 import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
 import { drainServer } from './http/drain.ts';
 import { Health } from './http/health.ts';
@@ -32,7 +31,7 @@ live.server.listen(config.LIVE_PORT, config.HOST, () => {
   console.log(`Ukiyo live (WHIP ingest, HLS, live API): http://localhost:${config.LIVE_PORT}/`);
 });
 
-const registry = Registry.merge([processRegistry('all-in-one'), edge.metrics, live.metrics]);
+const registry = processRegistry('all-in-one', [edge.metrics, live.metrics]);
 // Readiness of the whole process: the console's checks, the edge's and live's.
 const health = new Health().include('edge', edge.health).include('live', live.health);
 const consoleServer = startConsoleServer(

@@ -5,11 +5,16 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Health } from './http/health.ts';
 import { createOpsServer } from './http/ops.ts';
 
-/** The registry a process exposes on METRICS_PORT, with Node's own process metrics. */
-export function processRegistry(app: string): Registry {
-  const registry = new Registry();
+/**
+ * The registry a process exposes on METRICS_PORT: Node's own process metrics and the parts'
+ * registries (edge, live), every series labelled with the app. The label is set on the merged
+ * registry: prom-client's merge keeps no default labels of the registries merged.
+ */
+export function processRegistry(app: string, parts: Registry[] = []): Registry {
+  const own = new Registry();
+  collectDefaultMetrics({ register: own, prefix: 'ukiyo_' });
+  const registry = Registry.merge([own, ...parts]);
   registry.setDefaultLabels({ app });
-  collectDefaultMetrics({ register: registry, prefix: 'ukiyo_' });
   return registry;
 }
 

@@ -234,6 +234,9 @@ describe.skipIf(skipReason !== '')('fleet: server + 2 edges on PostgreSQL and Re
     expect(text).toContain('ukiyo_edge_transform_duration_seconds_count');
     expect(text).toContain('ukiyo_edge_transform_queue_depth');
     expect(metricValue(text, 'ukiyo_edge_redis_connected')).toBe(1);
+    // Every series names its app, the edge's own and Node's process metrics alike.
+    expect(text).toContain('ukiyo_edge_redis_connected{app="edge"} 1');
+    expect(text).toMatch(/^ukiyo_process_resident_memory_bytes\{app="edge"\} \d+/m);
     expect(text).toContain('ukiyo_process_resident_memory_bytes');
     const serverText = await metrics(servers[0]!);
     expect(serverText).toContain('ukiyo_server_http_requests_total{route="ui-api:cache.delete",status="200"');
