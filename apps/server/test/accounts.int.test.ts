@@ -411,7 +411,8 @@ describe('two-step login', () => {
       (await owner.call('user.totp_enable', { code: '000000' === totp.generate() ? '111111' : '000000' }))
         .body.error,
     ).toBe('invalid verification code');
-    const enabled = await owner.call('user.totp_enable', { code: totp.generate() });
+    const enableCode = totp.generate();
+    const enabled = await owner.call('user.totp_enable', { code: enableCode });
     const backupCodes = enabled.body.backupCodes as string[];
     expect(backupCodes).toHaveLength(10);
 
@@ -422,9 +423,20 @@ describe('two-step login', () => {
     expect((await second.call('auth.verify_totp', { code: '123' })).body.error).toBe(
       'invalid verification code',
     );
-    const step2 = await second.call('auth.verify_totp', { code: totp.generate() });
+    // The code that enabled it is spent: a login takes a later one (here the next step's, within
+    // the allowed drift), and that one only once.
+    expect((await second.call('auth.verify_totp', { code: enableCode })).body.error).toBe(
+      'invalid verification code',
+    );
+    const nextCode = totp.generate({ timestamp: Date.now() + 30_000 });
+    const step2 = await second.call('auth.verify_totp', { code: nextCode });
     expect(step2.body).toMatchObject({ user: { emailAddress: email, totpEnabled: true } });
     expect((await second.call('organization.list')).status).toBe(200);
+    const replay = new Client(server.baseUrl);
+    await replay.login(email, password);
+    expect((await replay.call('auth.verify_totp', { code: nextCode })).body.error).toBe(
+      'invalid verification code',
+    );
 
     const third = new Client(server.baseUrl);
     await third.login(email, password);

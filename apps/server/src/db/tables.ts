@@ -41,6 +41,8 @@ export interface UserTable {
   sakura_account_id: number | null;
   totp_secret_enc: string | null;
   totp_enabled_at: NullableTimestamp;
+  /** The TOTP time step last accepted: codes of it and earlier steps are refused. */
+  totp_last_step: string | number | null;
   last_organization_id: number | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;

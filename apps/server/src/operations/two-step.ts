@@ -51,14 +51,29 @@ async function requirePassword(auth: AuthContext, password: string) {
   if (!(await verifyPassword(auth.user.password_hash, password))) throw new AppError('password is incorrect');
 }
 
+/**
+ * A code of the secret for the current time step or a neighbouring one (clock drift), accepted
+ * once: its step must be later than the last accepted one, recorded in the same statement.
+ */
+async function acceptsTotpCode(db: Db, user: UserRow, secret: string, code: string): Promise<boolean> {
+  const totp = totpFor(user, secret);
+  const delta = totp.validate({ token: code, window: 1 });
+  if (delta === null) return false;
+  const step = totp.counter() + delta;
+  const spent = await db
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('id', '=', user.id)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(spent.numUpdatedRows) === 1;
+}
+
 /** A TOTP code of the enrolled secret, or one unused backup code (then spent). */
 async function acceptsSecondFactor(deps: ServerDeps, user: UserRow, code: string): Promise<boolean> {
   if (!user.totp_secret_enc || !user.totp_enabled_at) return false;
-  if (/^\d{6}$/.test(code)) {
-    return (
-      totpFor(user, deps.secrets.open(user.totp_secret_enc)).validate({ token: code, window: 1 }) !== null
-    );
-  }
+  if (/^\d{6}$/.test(code))
+    return acceptsTotpCode(deps.db, user, deps.secrets.open(user.totp_secret_enc), code);
   const spent = await deps.db
     .updateTable('totp_backup_codes')
     .set({ used_at: new Date() })
@@ -108,7 +123,7 @@ export const twoStepHandlers: Handlers = {
     const { db, secrets, sessions } = context.deps;
     const user = (await findUserById(db, auth.user.id))!;
     if (!user.totp_secret_enc) throw new AppError('invalid verification code');
-    if (totpFor(user, secrets.open(user.totp_secret_enc)).validate({ token: code, window: 1 }) === null) {
+    if (!(await acceptsTotpCode(db, user, secrets.open(user.totp_secret_enc), code))) {
       throw new AppError('invalid verification code');
     }
     const backupCodes = await db.transaction().execute(async (trx) => {
