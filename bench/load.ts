@@ -4,7 +4,10 @@
 // capacity. Targets: no errors, no non-2xx, resident memory flat within 10% (mean of the first
 // and last fifth of the run after a warm-up fifth). The process is `npm start`'s, on PostgreSQL
 // when DATABASE_URL names a server (a database is created for the run and dropped), else on
-// embedded PGlite (whose ~440 MB then dominates RSS).
+// embedded PGlite (whose ~440 MB then dominates RSS). Memory is compared once the edge's caches
+// are full, as in production: a cold disk cache's index grows by ~1 KB per variant until the
+// cache reaches its size, so the run gives the edge a LOAD_CACHE_MB (200) disk cache, which the
+// misses fill within the warm-up fifth of the run.
 //   npm run bench -- load                      # 10 minutes
 //   LOAD_SECONDS=120 npm run bench -- load     # a short run
 import { randomBytes } from 'node:crypto';
@@ -95,6 +98,7 @@ const server = await startServer({
   EDGE_PORT: String(edgePort),
   METRICS_PORT: String(metricsPort),
   ALLOW_PRIVATE_ORIGINS: '1',
+  EDGE_CACHE_MAX_MB: process.env.LOAD_CACHE_MB ?? '200',
   ...(database.url ? { DATABASE_URL: database.url } : {}),
 });
 const pid = server.process.pid!;
@@ -135,22 +139,56 @@ try {
     `capacity ${Math.round(capacityRps)} req/s (mixed ${HIT_PERCENT}% hits); loading at ${targetRps} req/s for ${LOAD_SECONDS} s`,
   );
 
-  const samples: Array<{ at: number; rss: number }> = [];
+  // Where the memory is, besides RSS: the JS heap, buffers outside it (variant data among
+  // them), and the edge's memory cache of variants (bounded: it fills, then stays).
+  const metricsNow = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return (name: string) =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  };
+  const MB = 1024 ** 2;
+  const samples: Array<{ at: number; rss: number; heap: number; external: number; memoryCache: number }> = [];
   const started = Date.now();
-  const sampler = setInterval(() => samples.push({ at: Date.now() - started, rss: rssMb(pid) }), SAMPLE_MS);
+  const sampler = setInterval(() => {
+    const at = Date.now() - started;
+    const rss = rssMb(pid);
+    void metricsNow().then((metric) =>
+      samples.push({
+        at,
+        rss,
+        heap: metric('ukiyo_nodejs_heap_size_used_bytes') / MB,
+        external: metric('ukiyo_nodejs_external_memory_bytes') / MB,
+        memoryCache: metric('ukiyo_edge_memory_cache_bytes') / MB,
+      }),
+    );
+  }, SAMPLE_MS);
+  // A line a minute, so a long run shows where memory is heading.
+  const progress = setInterval(() => {
+    const last = samples.at(-1);
+    if (!last) return;
+    console.log(
+      `${Math.round(last.at / 60_000)} min: rss ${Math.round(last.rss)} MB, heap ${Math.round(last.heap)}, ` +
+        `external ${Math.round(last.external)}, memory cache ${Math.round(last.memoryCache)}`,
+    );
+  }, 60_000);
   const load = await run({ duration: LOAD_SECONDS, overallRate: targetRps });
   clearInterval(sampler);
+  clearInterval(progress);
 
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
   const fifth = (LOAD_SECONDS * 1000) / 5;
-  const early = mean(samples.filter((s) => s.at >= fifth && s.at < 2 * fifth).map((s) => s.rss));
-  const late = mean(samples.filter((s) => s.at >= 4 * fifth).map((s) => s.rss));
-  const metricsText = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  const metric = (name: string) =>
-    metricsText
-      .split('\n')
-      .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-      .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  const window = (key: 'rss' | 'heap' | 'external' | 'memoryCache') => ({
+    early: mean(samples.filter((s) => s.at >= fifth && s.at < 2 * fifth).map((s) => s[key])),
+    late: mean(samples.filter((s) => s.at >= 4 * fifth).map((s) => s[key])),
+  });
+  const { early, late } = window('rss');
+  const heap = window('heap');
+  const external = window('external');
+  const memoryCache = window('memoryCache');
+  const metric = await metricsNow();
   const round1 = (value: number) => Math.round(value * 10) / 10;
   report(
     'load',
@@ -170,6 +208,13 @@ try {
       rssLateMb: Math.round(late),
       rssGrowthPercent: round1(((late - early) / early) * 100),
       peakRssMb: Math.round(Math.max(...samples.map((s) => s.rss))),
+      heapUsedEarlyMb: Math.round(heap.early),
+      heapUsedLateMb: Math.round(heap.late),
+      externalEarlyMb: Math.round(external.early),
+      externalLateMb: Math.round(external.late),
+      memoryCacheEarlyMb: Math.round(memoryCache.early),
+      memoryCacheLateMb: Math.round(memoryCache.late),
+      cacheEntries: metric('ukiyo_edge_cache_entries'),
     },
     { errors: '0', non2xx: '0', rssGrowthPercent: '<= 10', achievedRequestsPerSecond: `~${targetRps}` },
   );

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiyo/server';
 import type { Registry } from 'prom-client';
+import sharp from 'sharp';
 import { DiskCache } from './cache/disk-cache.ts';
 import { FanOut } from './fanout.ts';
 import { Metering } from './metering.ts';
@@ -16,12 +17,14 @@ import type { EdgeDeps } from './types.ts';
 
 export type { EdgeDeps } from './types.ts';
 export { CacheRequester, CacheUnreachable, FanOut } from './fanout.ts';
+export { guardedAgents } from './origins/ssrf.ts';
 
 export interface EdgeOptions {
   /** Default `{DATA_DIR}/edge-cache`. */
   cacheDir: string;
+  /** Default EDGE_CACHE_MAX_MB. */
   cacheMaxBytes: number;
-  /** Hot variants also kept in memory, for the hit path. */
+  /** Hot variants also kept in memory, for the hit path; default EDGE_MEMORY_CACHE_MB. */
   memoryCacheBytes: number;
   originTimeoutMs: number;
   maxInputBytes: number;
@@ -64,9 +67,7 @@ export interface Edge {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-const DEFAULTS: Omit<EdgeOptions, 'cacheDir'> = {
-  cacheMaxBytes: 2 * 1024 ** 3,
-  memoryCacheBytes: 64 * 1024 ** 2,
+const DEFAULTS: Omit<EdgeOptions, 'cacheDir' | 'cacheMaxBytes' | 'memoryCacheBytes'> = {
   originTimeoutMs: 10_000,
   maxInputBytes: 50 * 1024 ** 2,
   maxInputPixels: 100_000_000,
@@ -83,6 +84,8 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const { config } = deps;
   const options: EdgeOptions = {
     cacheDir: join(config.DATA_DIR, 'edge-cache'),
+    cacheMaxBytes: config.EDGE_CACHE_MAX_MB * 1024 ** 2,
+    memoryCacheBytes: config.EDGE_MEMORY_CACHE_MB * 1024 ** 2,
     ...DEFAULTS,
     ...(config.EDGE_ORIGIN_TIMEOUT_MS ? { originTimeoutMs: config.EDGE_ORIGIN_TIMEOUT_MS } : {}),
     ...(config.READY_MIN_FREE_MB !== undefined
@@ -90,6 +93,10 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       : {}),
     ...overrides,
   };
+  // libvips' operation cache keeps up to 50 MB of recent operations for reuse; every miss here
+  // is an operation on a fresh buffer, never repeated (repeats are answered from the edge's own
+  // caches), so it only held memory: off, as imgproxy does.
+  sharp.cache(false);
   // The edge's own process already names itself; the all-in-one one names its parts.
   const log = deps.log.bindings().app === 'edge' ? deps.log : deps.log.child({ app: 'edge' });
   const cache = new DiskCache({

@@ -63,7 +63,7 @@ export class EdgeMetrics {
   constructor(probes: {
     queueDepth: () => number;
     activeTransforms: () => number;
-    cacheSize: () => { entries: number; bytes: number };
+    cacheSize: () => { entries: number; bytes: number; memoryBytes: number };
     redisConnected: () => number;
   }) {
     new Gauge({
@@ -96,6 +96,14 @@ export class EdgeMetrics {
       registers: [this.registry],
       collect() {
         this.set(probes.cacheSize().bytes);
+      },
+    });
+    new Gauge({
+      name: 'ukiyo_edge_memory_cache_bytes',
+      help: 'Bytes of variant data also held in memory for hits (bounded by the memory cache size)',
+      registers: [this.registry],
+      collect() {
+        this.set(probes.cacheSize().memoryBytes);
       },
     });
     new Gauge({

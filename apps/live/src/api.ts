@@ -12,12 +12,15 @@ import { bodyLimit } from 'hono/body-limit';
 import { every } from 'hono/combine';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import type { TokenPrincipal } from '../../server/src/auth/api-tokens.ts';
-import type { Throttle } from '../../server/src/auth/throttle.ts';
-import { AppError } from '../../server/src/http/app-error.ts';
-import { bearerAuth } from '../../server/src/http/public-api.ts';
-import type { ServerDeps } from '../../server/src/operations/context.ts';
-import { createChannelRecord, findChannel, listChannels } from '../../server/src/operations/channels.ts';
+import {
+  AppError,
+  bearerAuth,
+  createChannelRecord,
+  findChannel,
+  listChannels,
+  type Throttle,
+  type TokenPrincipal,
+} from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
 import type { LiveCore } from './core.ts';
 import type { LiveDeps } from './types.ts';
@@ -47,10 +50,7 @@ export function errorResponse(c: Context, error: LiveApiError) {
  * bit 2), then: the token's organization must be a live one.
  */
 export function liveAuth(deps: LiveDeps, throttle: Throttle): MiddlewareHandler<LiveEnv> {
-  // bearerAuth uses only these of the server's deps: the token table, its rate limits and
-  // the client address rules.
-  const used: Pick<ServerDeps, 'db' | 'config' | 'throttle'> = { db: deps.db, config: deps.config, throttle };
-  const bearer = bearerAuth(used as ServerDeps, Permission.channel);
+  const bearer = bearerAuth({ db: deps.db, config: deps.config, throttle }, Permission.channel);
   const live: MiddlewareHandler<LiveEnv> = async (c, next) => {
     if (!c.get('principal').isLive) {
       return errorResponse(c, new LiveApiError(403, 'live streaming is not available for this organization'));

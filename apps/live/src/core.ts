@@ -6,12 +6,7 @@ import { join } from 'node:path';
 import { encryptKeyUrl, type Rendition } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import {
-  findChannel,
-  markChannelDeleting,
-  type ChannelRow,
-  type ChannelSettings,
-} from '../../server/src/operations/channels.ts';
+import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings } from '@ukiyo/server';
 import { loadDestination, type Destination } from './archive.ts';
 import { PublishSession, WhipError, type IceSettings, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';

@@ -17,14 +17,20 @@ export class ViewerTracker {
     // Re-inserted so the map stays ordered by last sight: pruning stops at the first fresh one.
     this.lastSeen.delete(key);
     this.lastSeen.set(key, now);
+    this.prune(now);
   }
 
   count(now = Date.now()): number {
+    this.prune(now);
+    return this.lastSeen.size;
+  }
+
+  /** Forgets clients gone quiet, oldest first (also when nothing scrapes the count). */
+  private prune(now: number): void {
     for (const [key, at] of this.lastSeen) {
       if (now - at <= this.windowMs) break;
       this.lastSeen.delete(key);
     }
-    return this.lastSeen.size;
   }
 }
 

@@ -96,6 +96,10 @@ const ConfigSchema = z.object({
   READY_MIN_FREE_MB: z.coerce.number().int().min(0).default(100),
   /** The edge's limit on one origin fetch; past it a stale copy is served, else 504. */
   EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** The edge's disk cache of variants; least recently used ones go past it. Size it to the volume. */
+  EDGE_CACHE_MAX_MB: z.coerce.number().int().min(1).default(2048),
+  /** Variant bytes also held in memory for hits. */
+  EDGE_MEMORY_CACHE_MB: z.coerce.number().int().min(0).default(64),
   /** Successful public API calls per token and minute; past it 429 until the minute ends. */
   PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** How long a console server waits for every edge to answer a cache call over Redis. */

@@ -19,6 +19,21 @@ export { createLogger } from './logger.ts';
 export { listen, onShutdown, processRegistry, startOps } from './process.ts';
 export { bootstrapAdministrator, ensureDemoOrganization } from './services/bootstrap.ts';
 export type { ServerDeps } from './operations/context.ts';
+// What the live app shares with the console: API tokens and their limits, channel records.
+export type { TokenPrincipal } from './auth/api-tokens.ts';
+export { Throttle } from './auth/throttle.ts';
+export { AppError } from './http/app-error.ts';
+export { bearerAuth, type BearerDeps } from './http/public-api.ts';
+export { clientAddress } from './http/request.ts';
+export {
+  createChannelRecord,
+  findChannel,
+  listChannels,
+  liveBaseUrl,
+  markChannelDeleting,
+  type ChannelRow,
+  type ChannelSettings,
+} from './operations/channels.ts';
 
 /** Opens and migrates the database and builds what every handler shares. */
 export async function createServerDeps(

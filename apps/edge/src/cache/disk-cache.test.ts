@@ -53,7 +53,7 @@ describe('DiskCache', () => {
 
     const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
     await reopened.init();
-    expect(reopened.size).toEqual({ entries: 3, bytes: 11 });
+    expect(reopened.size).toMatchObject({ entries: 3, bytes: 11 });
     const entry = reopened.get(DiskCache.idOf(1, '/a.jpg', 'w=2'))!;
     expect((await reopened.read(entry)).toString()).toBe('two');
     expect(await reopened.purge(1, '/a.jpg')).toEqual(['u1', 'u2']);

@@ -56,8 +56,8 @@ export class DiskCache {
     return `${originId}/${digest(imagePath)}/${digest(variantKey)}`;
   }
 
-  get size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.diskBytes };
+  get size(): { entries: number; bytes: number; memoryBytes: number } {
+    return { entries: this.entries.size, bytes: this.diskBytes, memoryBytes: this.memoryBytes };
   }
 
   async init(): Promise<void> {

@@ -29,7 +29,10 @@ export const PUBLIC_API_BAD_TOKEN_PER_IP: ThrottleRule = {
  * client address that sent too many bad tokens, or a token past PUBLIC_API_RATE_PER_MINUTE
  * calls this minute, gets 429 with Retry-After.
  */
-export function bearerAuth(deps: ServerDeps, permission: number): MiddlewareHandler<PublicEnv> {
+/** What the bearer check needs of the server's deps (the live app has only these). */
+export type BearerDeps = Pick<ServerDeps, 'db' | 'config' | 'throttle'>;
+
+export function bearerAuth(deps: BearerDeps, permission: number): MiddlewareHandler<PublicEnv> {
   const perToken: ThrottleRule = {
     limit: deps.config.PUBLIC_API_RATE_PER_MINUTE,
     windowMs: 60_000,

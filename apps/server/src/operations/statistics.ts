@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { AppError, invalid } from '../http/app-error.ts';
-import { liveUsageReport } from '../services/live-usage.ts';
 import { currentMonthUtc, dayKey, isUtcMidnight, monthPeriodUtc, toGiB } from '../services/billing.ts';
+import { liveUsageReport } from '../services/live-usage.ts';
 import { organizationOf, type Handlers } from './context.ts';
 
 const MAX_RANGE_DAYS = 366;
