@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
@@ -36,6 +35,9 @@ export async function openDatabase(options: {
   }
   const directory = join(options.dataDir, 'pg');
   mkdirSync(directory, { recursive: true });
+  // Loaded only when embedded: the module alone takes ~40 MB of memory, which processes on a
+  // PostgreSQL server (a fleet's) do without.
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(directory, {
     postgresqlconf: PGLITE_SETTINGS,
     parsers: { [pg.types.builtins.DATE]: (value: string) => value },
