@@ -25,27 +25,19 @@ describe('flash', () => {
 
   it('takes its style from the key unless one is given', () => {
     const flash = createFlashStore();
-    flash.now('updatePassword.success');
     flash.now('error.sessionInvalid');
     flash.now('limit.imageNotAvailable');
+    flash.now('updatePassword.success');
     flash.now({ text: 'plain' });
     flash.now({ key: 'error.internal', variant: 'warning' });
     expect(flash.current().map((message) => message.variant)).toEqual([
-      'success',
       'danger',
       'warning',
+      'success',
       'info',
       'warning',
     ]);
     expect(variantForKey('validation.required')).toBe('danger');
-  });
-
-  it('drops the errors shown before a success on the same page, nothing else', () => {
-    const flash = createFlashStore();
-    flash.now('error.internal');
-    flash.now('limit.imageNotAvailable');
-    flash.now({ key: 'channel.created', variant: 'success', params: { id: 'a1' } });
-    expect(keys(flash.current())).toEqual(['limit.imageNotAvailable', 'channel.created']);
   });
 
   it('shows the same message once and can dismiss one', () => {

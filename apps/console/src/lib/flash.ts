@@ -54,14 +54,7 @@ export function createFlashStore() {
 
   return {
     now(input: FlashInput | string): void {
-      const message = toMessage(input);
-      // A success on this page answers the failure shown before it (the retry worked): the
-      // stale error goes rather than stand beside it.
-      const kept =
-        message.variant === 'success'
-          ? shown.filter((shownMessage) => shownMessage.variant !== 'danger')
-          : shown;
-      shown = append(kept, message);
+      shown = append(shown, toMessage(input));
       emit();
     },
     next(input: FlashInput | string): void {
