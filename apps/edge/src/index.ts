@@ -17,7 +17,7 @@ import type { EdgeDeps } from './types.ts';
 
 export type { EdgeDeps } from './types.ts';
 export { CacheRequester, CacheUnreachable, FanOut } from './fanout.ts';
-export { guardedAgents } from './origins/ssrf.ts';
+export { checkLiteralHost, guardedAgents } from './origins/ssrf.ts';
 
 export interface EdgeOptions {
   /** Default `{DATA_DIR}/edge-cache`. */

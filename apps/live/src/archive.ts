@@ -1,3 +1,4 @@
+import { checkLiteralHost } from '@ukiyo/edge';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
@@ -31,6 +32,7 @@ export async function loadDestination(
   db: Db,
   secrets: SecretBox,
   agents: { http: HttpAgent; https: HttpsAgent },
+  allowPrivate: boolean,
   organizationId: number,
   id: string,
 ): Promise<Destination | undefined> {
@@ -42,6 +44,8 @@ export async function loadDestination(
     .executeTakeFirst();
   if (!row) return undefined;
   const config = JSON.parse(secrets.open(row.config_enc)) as DestinationSecrets;
+  // Node connects to an address literal without a lookup, so the agents' guard never sees it.
+  if (config.aws_end_point) checkLiteralHost(new URL(config.aws_end_point).hostname, allowPrivate);
   const client = new S3Client({
     region: config.aws_region || 'us-east-1',
     ...(config.aws_end_point ? { endpoint: config.aws_end_point, forcePathStyle: true } : {}),

@@ -172,7 +172,10 @@ export class LiveCore {
         timings: this.options.timings,
         ice: this.options.ice,
         archiveRetry: this.options.archiveRetry,
-        onPlaylist: () => void this.playlistReady(channel, connectionId),
+        onPlaylist: () =>
+          void this.playlistReady(channel, connectionId).catch((error: unknown) =>
+            this.log.warn({ err: error, channelId }, 'could not record the playlist URL'),
+          ),
         onEnd: () => this.sessionEnded(channelId, connectionId),
       });
       hosted.session = session;
@@ -196,11 +199,15 @@ export class LiveCore {
         this.deps.db,
         this.deps.secrets,
         this.agents,
+        this.deps.config.ALLOW_PRIVATE_ORIGINS,
         organizationId,
         id,
-      );
+      ).catch((error: unknown) => {
+        this.log.warn({ err: error, destinationId: id }, 'archive destination refused');
+        return undefined;
+      });
       if (destination) found.set(index, destination);
-      else this.log.warn({ destinationId: id }, 'archive destination gone: rendition not archived');
+      else this.log.warn({ destinationId: id }, 'rendition not archived');
     }
     return found;
   }
@@ -258,11 +265,29 @@ export class LiveCore {
     return true;
   }
 
-  /** DeleteChannel: 'deleting' at once, then publisher and files gone, then deleted for good. */
+  /**
+   * DeleteChannel: 'deleting' at once, then publisher and files gone, then deleted for good.
+   * A channel whose publisher another live process holds is finished by that process's tick.
+   */
   async deleteChannel(organizationId: number, channelId: string): Promise<boolean> {
     if (!(await markChannelDeleting(this.deps.db, organizationId, channelId))) return false;
-    await this.finishDeletion(channelId);
+    const claim = await this.deps.db
+      .selectFrom('channels')
+      .select(['id', 'active_connections', 'heartbeat_at'])
+      .where('id', '=', channelId)
+      .executeTakeFirstOrThrow();
+    if (!this.heldElsewhere(claim)) await this.finishDeletion(channelId);
     return true;
+  }
+
+  /** Another live process holds the channel's publisher and keeps its claim fresh. */
+  private heldElsewhere(claim: { id: string; active_connections: number; heartbeat_at: Date | null }) {
+    return (
+      !this.hosted.get(claim.id)?.session &&
+      claim.active_connections > 0 &&
+      claim.heartbeat_at !== null &&
+      claim.heartbeat_at.getTime() > Date.now() - this.options.staleClaimMs
+    );
   }
 
   private finishDeletion(channelId: string): Promise<void> {
@@ -321,14 +346,8 @@ export class LiveCore {
       .where('status', '=', 'deleting')
       .where('deleted_at', 'is', null)
       .execute();
-    const staleBefore = Date.now() - this.options.staleClaimMs;
     for (const row of doomed) {
-      const elsewhere =
-        !this.hosted.get(row.id)?.session &&
-        row.active_connections > 0 &&
-        row.heartbeat_at !== null &&
-        row.heartbeat_at.getTime() > staleBefore;
-      if (!elsewhere) await this.finishDeletion(row.id);
+      if (!this.heldElsewhere(row)) await this.finishDeletion(row.id);
     }
   }
 

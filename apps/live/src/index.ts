@@ -90,6 +90,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   const webhooks = new Webhooks(
     {
       agents,
+      allowPrivate: deps.config.ALLOW_PRIVATE_ORIGINS,
       timeoutMs: options.webhookTimeoutMs,
       attempts: options.webhookAttempts,
       backoffMs: options.webhookBackoffMs,

@@ -229,6 +229,12 @@ export class PublishSession {
     // A publisher leaving mid-write is normal; ffmpeg's exit is handled below.
     ffmpeg.stdin.on('error', () => {});
     this.ffmpegExited = new Promise((resolve) => {
+      // ffmpeg missing, or no process or file left to start it: this session ends, not the process.
+      ffmpeg.on('error', (error) => {
+        this.options.log.error({ err: error }, 'ffmpeg could not run');
+        resolve();
+        if (!this.ending) void this.stop('ffmpeg could not run');
+      });
       ffmpeg.on('close', (code) => {
         if (!this.ending) {
           this.options.log.warn({ code, stderr: this.stderr }, 'ffmpeg exited during the session');
@@ -384,7 +390,6 @@ export class PublishSession {
     }
     await this.watch().catch(() => {});
     await this.archive.drain();
-    for (const destination of this.options.destinations.values()) destination.client.destroy();
     await rm(join(this.options.dir, 'private'), { recursive: true, force: true });
     await this.options.onEnd();
   }

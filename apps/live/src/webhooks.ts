@@ -1,9 +1,12 @@
+import { checkLiteralHost } from '@ukiyo/edge';
 import { request as httpRequest, type Agent as HttpAgent } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import type { Logger } from 'pino';
 
 export interface WebhookOptions {
   agents: { http: HttpAgent; https: HttpsAgent };
+  /** ALLOW_PRIVATE_ORIGINS: the agents check names; addresses written as such are checked here. */
+  allowPrivate: boolean;
   timeoutMs: number;
   /** Delivery attempts of an event (the auth webhook is asked once). */
   attempts: number;
@@ -28,8 +31,10 @@ export class Webhooks {
     private readonly log: Logger,
   ) {}
 
-  private post(url: string, payload: unknown): Promise<Answer> {
+  private async post(url: string, payload: unknown): Promise<Answer> {
     const target = new URL(url);
+    // Node connects to an address literal without a lookup, so the agents' guard never sees it.
+    checkLiteralHost(target.hostname, this.options.allowPrivate);
     const body = JSON.stringify(payload);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const agent = target.protocol === 'https:' ? this.options.agents.https : this.options.agents.http;
@@ -49,7 +54,7 @@ export class Webhooks {
             size += chunk.length;
             // Only a small JSON answer matters; a huge one is not read to the end.
             if (size <= 64 * 1024) chunks.push(chunk);
-            else res.destroy();
+            else res.destroy(new Error('webhook answer larger than 64 KiB'));
           });
           res.on('end', () =>
             resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),

@@ -1,6 +1,6 @@
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALL_MEMBER_PERMISSIONS, OriginKind, SAMPLE_PATHS } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, OriginKind, Permission, SAMPLE_PATHS } from '@ukiyo/contract';
 import { verifySignature } from '@ukiyo/imaging';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,13 +46,13 @@ function fromEdge(url: string): Promise<{ status: number; type: string; body: Bu
   });
 }
 
-async function member(): Promise<Client> {
-  const tenant = await createTenant(server.deps);
-  const { email } = await createTestUser(server.deps, {
-    accountId: tenant.accountId,
-    permission: ALL_MEMBER_PERMISSIONS,
-  });
+async function memberOf(accountId: number, permission: number): Promise<Client> {
+  const { email } = await createTestUser(server.deps, { accountId, permission });
   return loggedIn(server.baseUrl, email);
+}
+
+async function member(): Promise<Client> {
+  return memberOf((await createTenant(server.deps)).accountId, ALL_MEMBER_PERMISSIONS);
 }
 
 beforeAll(async () => {
@@ -101,7 +101,8 @@ describe('guest preview', () => {
 
 describe('preview.urls', () => {
   it('makes delivery URLs of the organization’s origin, signed when the origin signs', async () => {
-    const owner = await member();
+    const { accountId } = await createTenant(server.deps);
+    const owner = await memberOf(accountId, ALL_MEMBER_PERMISSIONS);
     const port = (imageServer.address() as AddressInfo).port;
     const added = await owner.call('origin.add', {
       origin: {
@@ -129,6 +130,10 @@ describe('preview.urls', () => {
     expect(await sharp(image.body).metadata()).toMatchObject({ width: 200, height: 150 });
     // Unsigned, the edge refuses the same image.
     expect((await fromEdge(`${origin.deliveryUrl}/w=200,f=png/photo.jpg`)).status).toBe(403);
+    // Signing is for members who may see the secret: others get the URLs unsigned.
+    const viewer = await memberOf(accountId, Permission.statistics);
+    const unsigned = await viewer.call('preview.urls', { originID: origin.originID, paths: ['/photo.jpg'] });
+    expect(unsigned.body.urls).toEqual([`${origin.deliveryUrl}/photo.jpg`]);
   });
 
   it('refuses another organization’s origin and paths without a leading slash', async () => {
