@@ -1,6 +1,6 @@
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, OriginKind } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, OriginKind, SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Edge } from '../../edge/src/index.ts';
 import {
@@ -123,10 +123,14 @@ describe('usage from the edge', () => {
     );
     expect(mine).toMatchObject({ memberCode, requests: 4, outboundBytes: served[0]! + served[1]! });
     const invoices = await admin.call('admin.invoices', month);
-    const row = (invoices.body.rows as { memberId: string; transferGiB: number }[]).find(
-      (r) => r.memberId === memberCode,
-    );
+    const rows = invoices.body.rows as { memberId: string; serviceCd: string; transferGiB: number }[];
+    const row = rows.find((r) => r.memberId === memberCode);
     expect(row?.transferGiB).toBe(Math.round(((served[0]! + served[1]!) / 1024 ** 3) * 100) / 100);
+    // The guest preview's own organization is in the statistics, never on an invoice.
+    expect((all.body.organizations as { serviceCode: string }[]).map((o) => o.serviceCode)).toContain(
+      SAMPLES_SERVICE_CODE,
+    );
+    expect(rows.map((r) => r.serviceCd)).not.toContain(SAMPLES_SERVICE_CODE);
   });
 
   it('refuses a range that ends before it starts and a month in the future', async () => {

@@ -1,3 +1,4 @@
+import { SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { AppError, invalid } from '../http/app-error.ts';
@@ -214,12 +215,15 @@ export const statisticsHandlers: Handlers = {
       throw new AppError('validation error', { invalids: { month: ['validation.invalid'] } });
     const rows = await usageByOrganization(context.deps.db, year, month);
     return {
-      rows: rows.map((row) => ({
-        memberId: row.member_code,
-        serviceCd: row.service_code,
-        name: row.name,
-        transferGiB: toGiB(Number(row.outbound_bytes)),
-      })),
+      // The guest preview's organization is the product's own: its traffic is billed to no one.
+      rows: rows
+        .filter((row) => row.service_code !== SAMPLES_SERVICE_CODE)
+        .map((row) => ({
+          memberId: row.member_code,
+          serviceCd: row.service_code,
+          name: row.name,
+          transferGiB: toGiB(Number(row.outbound_bytes)),
+        })),
     };
   },
 };

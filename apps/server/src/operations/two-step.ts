@@ -57,9 +57,11 @@ async function requirePassword(auth: AuthContext, password: string) {
  */
 async function acceptsTotpCode(db: Db, user: UserRow, secret: string, code: string): Promise<boolean> {
   const totp = totpFor(user, secret);
-  const delta = totp.validate({ token: code, window: 1 });
+  // One clock reading for both, so a step boundary between them cannot shift the step.
+  const timestamp = Date.now();
+  const delta = totp.validate({ token: code, window: 1, timestamp });
   if (delta === null) return false;
-  const step = totp.counter() + delta;
+  const step = totp.counter({ timestamp }) + delta;
   const spent = await db
     .updateTable('users')
     .set({ totp_last_step: step })
