@@ -6,6 +6,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import type { ChannelTable } from '../db/tables.ts';
 import { AppError, invalid } from '../http/app-error.ts';
+import { statisticsPeriod } from '../services/billing.ts';
 import { liveUsageReport } from '../services/live-usage.ts';
 import { organizationOf, type Handlers } from './context.ts';
 
@@ -162,9 +163,7 @@ export const channelHandlers: Handlers = {
   },
 
   'channel.statistics': async (input, context) => {
-    const from = new Date(input.from);
-    const to = new Date(input.to);
-    if (to <= from) throw invalid('to', 'validation.invalid');
+    const { from, to } = statisticsPeriod(input);
     return liveUsageReport(context.deps.db, organizationOf(context).id, from, to);
   },
 };

@@ -1,12 +1,17 @@
 import { SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { AppError, invalid } from '../http/app-error.ts';
-import { currentMonthUtc, dayKey, isUtcMidnight, monthPeriodUtc, toGiB } from '../services/billing.ts';
+import { AppError } from '../http/app-error.ts';
+import {
+  currentMonthUtc,
+  dayKey,
+  isUtcMidnight,
+  monthPeriodUtc,
+  statisticsPeriod,
+  toGiB,
+} from '../services/billing.ts';
 import { liveUsageReport } from '../services/live-usage.ts';
 import { organizationOf, type Handlers } from './context.ts';
-
-const MAX_RANGE_DAYS = 366;
 
 interface UsageRow {
   origin_id: number;
@@ -111,11 +116,7 @@ async function usageByOrganization(db: Db, year: number, month: number) {
 
 export const statisticsHandlers: Handlers = {
   'statistics.origins': async (input, context) => {
-    const from = new Date(input.from);
-    const to = new Date(input.to);
-    if (to <= from) throw invalid('to', 'validation.invalid');
-    if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 86_400_000)
-      throw invalid('to', 'validation.invalid');
+    const { from, to } = statisticsPeriod(input);
     const { db } = context.deps;
     const organization = organizationOf(context);
     const [origins, rows] = await Promise.all([

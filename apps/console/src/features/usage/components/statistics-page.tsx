@@ -115,7 +115,9 @@ function OriginStatistics(month: MonthProps) {
       },
     [data],
   );
-  return <StatisticsView {...month} report={report} wording={ORIGIN_WORDING} />;
+  return (
+    <StatisticsView {...month} report={report} loading={statistics.isPending} wording={ORIGIN_WORDING} />
+  );
 }
 
 function HlsStatistics(month: MonthProps) {
@@ -138,15 +140,16 @@ function HlsStatistics(month: MonthProps) {
       total: hls(data.total),
     };
   }, [data]);
-  return <StatisticsView {...month} report={report} wording={HLS_WORDING} />;
+  return <StatisticsView {...month} report={report} loading={statistics.isPending} wording={HLS_WORDING} />;
 }
 
 function StatisticsView({
   selected,
   select,
   report,
+  loading,
   wording,
-}: MonthProps & { report: Report | undefined; wording: Wording }) {
+}: MonthProps & { report: Report | undefined; loading: boolean; wording: Wording }) {
   const { t, i18n } = useTranslation();
   const title = useRouteTitle();
   const { organization } = useSession();
@@ -207,7 +210,7 @@ function StatisticsView({
             {t('usage.downloadCsv')}
           </Button>
         </Card.Header>
-        {!report && <LoadingBlock />}
+        {loading && <LoadingBlock />}
         {report && (
           <Card.Body>
             <Row className="g-3 mb-3">
