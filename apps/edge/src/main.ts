@@ -6,6 +6,7 @@ import {
   createServerDeps,
   drainServer,
   Health,
+  listen,
   loadConfig,
   onShutdown,
   processRegistry,
@@ -19,11 +20,9 @@ const { deps, database } = await createServerDeps(config, { log });
 const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
 const edge = await createEdge(deps);
 
-const listening = (server: typeof edge.server, port: number) =>
-  new Promise<void>((resolve) => server.listen(port, config.HOST, resolve));
 await Promise.all([
-  listening(edge.server, config.EDGE_PORT),
-  listening(edge.tlsServer, config.EDGE_TLS_PORT),
+  listen(edge.server, config.EDGE_PORT, config.HOST),
+  listen(edge.tlsServer, config.EDGE_TLS_PORT, config.HOST),
 ]);
 const registry = processRegistry('edge', [edge.metrics]);
 const health = new Health().include('edge', edge.health);

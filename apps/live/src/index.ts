@@ -4,7 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { guardedAgents } from '@ukiyo/edge';
-import { databaseCheck, diskCheck, Health, liveBaseUrl, Throttle } from '@ukiyo/server';
+import { databaseCheck, diskCheck, drainServer, Health, liveBaseUrl, Throttle } from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore } from './core.ts';
 import { mountHls } from './hls.ts';
@@ -155,11 +155,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     async close() {
       clearInterval(ticker);
       await ticking;
-      await new Promise<void>((resolve) => {
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await drainServer(server, 0);
       await core.close();
       await webhooks.drain();
       await usage.stop();

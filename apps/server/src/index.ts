@@ -23,7 +23,7 @@ export type { ServerDeps } from './operations/context.ts';
 export type { TokenPrincipal } from './auth/api-tokens.ts';
 export { Throttle } from './auth/throttle.ts';
 export { AppError } from './http/app-error.ts';
-export { bearerAuth, type BearerDeps } from './http/public-api.ts';
+export { bearerAuth } from './http/public-api.ts';
 export { clientAddress } from './http/request.ts';
 export {
   createChannelRecord,

@@ -6,7 +6,7 @@ import Form from 'react-bootstrap/Form';
 import Table from 'react-bootstrap/Table';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { AUDIO_BITRATES, invalidsOf, operations, VIDEO_CODECS } from '@ukiyo/contract';
+import { AUDIO_BITRATES, invalidsOf, MAX_RENDITIONS, operations, VIDEO_CODECS } from '@ukiyo/contract';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
 import { CopyButton } from '../../../components/copy-button.tsx';
 import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
@@ -170,7 +170,7 @@ function CreateChannel() {
             variant="outline-secondary"
             size="sm"
             className="mb-3"
-            disabled={rungs.fields.length >= 4}
+            disabled={rungs.fields.length >= MAX_RENDITIONS}
             onClick={() => rungs.append({ ...DEFAULT_LADDER[1]! })}
             data-testid="channel-add-rung"
           >

@@ -16,7 +16,7 @@ export function LiveStreamingPage() {
   const [selected, select] = useSelectedMonth();
   const statistics = useChannelStatistics(monthPeriod(selected.year, selected.month));
   useReportQueryError(statistics.error);
-  const rows = statistics.data ? [...statistics.data.channels] : [];
+  const rows = statistics.data?.channels ?? [];
   const total = statistics.data?.total;
   const cells = (usage: NonNullable<typeof total>) => (
     <>
