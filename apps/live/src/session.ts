@@ -19,6 +19,7 @@ import {
   WebmCallback,
 } from 'werift/nonstandard';
 import { ArchiveQueue, type Destination } from './archive.ts';
+import { sendCloseNotify } from './close-notify.ts';
 import { decorateMediaPlaylist, ffmpegArgs, masterPlaylist, playlistSegments } from './hls/ladder.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
@@ -92,6 +93,32 @@ function offeredMedia(sdp: string): MediaKind[] {
   return kinds;
 }
 
+const ICE_UFRAG = /^a=ice-ufrag:.*$/m;
+const ICE_PWD = /^a=ice-pwd:.*$/m;
+
+/**
+ * RFC 8843: the m-sections of a BUNDLE group share one transport, and its ICE credentials are
+ * those of the group's first (tagged) m-section. aiortc gives every m-section credentials of its
+ * own; werift applies each section's in turn to the one shared ICE agent, restarting it on each
+ * change and keeping the last, so every check and consent request it sends would carry the
+ * wrong ones. The other bundled sections get the tagged section's credentials.
+ */
+function bundledCredentials(offer: string): string {
+  const [session = '', ...sections] = offer.split(/(?=^m=)/m);
+  const mids = /^a=group:BUNDLE[ \t]+(.*)$/m.exec(session)?.[1]?.trim().split(/\s+/) ?? [];
+  const midOf = (section: string) => /^a=mid:(\S+)/m.exec(section)?.[1] ?? '';
+  const tagged = sections.find((section) => midOf(section) === mids[0]);
+  const ufrag = tagged && ICE_UFRAG.exec(tagged)?.[0];
+  const pwd = tagged && ICE_PWD.exec(tagged)?.[0];
+  // Credentials at session level only are shared by every section already.
+  if (!ufrag || !pwd) return offer;
+  const shared = (section: string) =>
+    mids.includes(midOf(section))
+      ? section.replace(ICE_UFRAG, () => ufrag).replace(ICE_PWD, () => pwd)
+      : section;
+  return session + sections.map(shared).join('');
+}
+
 const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
 
 /**
@@ -161,7 +188,7 @@ export class PublishSession {
       if (state === 'failed' || state === 'closed') void this.stop(`connection ${state}`);
     });
     try {
-      await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+      await pc.setRemoteDescription({ type: 'offer', sdp: bundledCredentials(offer) });
       for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
       await pc.setLocalDescription(await pc.createAnswer());
     } catch (error) {
@@ -212,8 +239,8 @@ export class PublishSession {
       const keyFile = join(privateDir, 'segment.key');
       keyInfoFile = join(privateDir, 'key-info');
       await writeFile(keyFile, encryption.key, { mode: 0o600 });
-      // No IV line: ffmpeg uses each segment's media sequence number, as HLS players expect
-      // when EXT-X-KEY has no IV.
+      // No IV line: with periodic_rekey (ladder.ts) ffmpeg takes each segment's media sequence
+      // number as its IV and writes it in the segment's EXT-X-KEY.
       await writeFile(keyInfoFile, `${encryption.uri}\n${keyFile}\n`, { mode: 0o600 });
     }
     const ffmpeg = spawn(
@@ -380,7 +407,13 @@ export class PublishSession {
     this.timers.clear();
     for (const source of this.sources) source.destroy();
     this.webm?.destroy();
-    await this.pc?.close().catch(() => {});
+    if (this.pc) {
+      // The publisher learns of the end at once, not when its consent checks expire.
+      await sendCloseNotify(this.pc).catch((error: unknown) =>
+        this.options.log.warn({ err: error }, 'could not send the DTLS close alert'),
+      );
+      await this.pc.close().catch(() => {});
+    }
     const ffmpeg = this.ffmpeg;
     if (ffmpeg && ffmpeg.exitCode === null && ffmpeg.signalCode === null) {
       ffmpeg.stdin.end();

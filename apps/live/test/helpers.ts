@@ -65,16 +65,16 @@ export async function startLive(
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-live-'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const { db, secrets, log } = server.deps;
+  const { db, secrets, log, limits } = server.deps;
   // The tests poll ListPlaylistURLs far faster than customers are allowed to.
   const config = {
     ...server.deps.config,
     ALLOW_PRIVATE_ORIGINS: true,
-    PUBLIC_API_RATE_PER_MINUTE: 1_000_000,
+    LIVE_API_RATE_PER_MINUTE: 1_000_000,
     ...environment,
   };
   const live = await createLive(
-    { db, secrets, log, config },
+    { db, secrets, log, config, limits },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
   await new Promise<void>((resolve) => live.server.listen(port, '127.0.0.1', resolve));

@@ -55,6 +55,16 @@ function mediaPlaylist(text: string): { sequence: number; segments: string[] } {
   };
 }
 
+/** CRC-32/MPEG-2 (ISO 13818-1 annex A): 0 over a table section that ends with its own CRC. */
+function mpegCrc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte << 24;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80000000 ? (crc << 1) ^ 0x04c11db7 : crc << 1;
+  }
+  return crc >>> 0;
+}
+
 describe('live ingest and HLS', () => {
   let server: TestServer;
   let live: LiveUnderTest;
@@ -394,9 +404,16 @@ describe('live ingest and HLS', () => {
     expect(publisher.status).toBe(201);
     const { playlist_url: masterUrl } = await playlistUrl(channelId);
     const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
-    const { sequence, segments } = await segmentsOf(media, 2);
-    expect(await text(media)).toContain(
-      `#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/key?viewer=1&kid=${kid}"`,
+    await segmentsOf(media, 2);
+    const playlist = await text(media);
+    const { sequence, segments } = mediaPlaylist(playlist);
+    // Each segment's own EXT-X-KEY names the key and, as IV, the segment's media sequence number.
+    const lines = playlist.split('\n');
+    const keyLine = lines[lines.indexOf(segments[1]!) - 2];
+    const iv = Buffer.alloc(16);
+    iv.writeUInt32BE(sequence + 1, 12);
+    expect(keyLine).toBe(
+      `#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example.com/key?viewer=1&kid=${kid}",IV=0x${iv.toString('hex')}`,
     );
     const encrypted = Buffer.from(
       await (await fetch(media.replace(/index\.m3u8$/, segments[1]!))).arrayBuffer(),
@@ -404,12 +421,15 @@ describe('live ingest and HLS', () => {
     expect(encrypted[0]).not.toBe(0x47);
 
     const key = (await live.call(T.key, { kid }, token)).body.encrypt_key as string;
-    // No IV attribute: the IV is the segment's media sequence number, big-endian in 16 bytes.
-    const iv = Buffer.alloc(16);
-    iv.writeUInt32BE(sequence + 1, 12);
     const decipher = createDecipheriv('aes-128-cbc', Buffer.from(key, 'hex'), iv);
     const plain = Buffer.concat([decipher.update(encrypted), decipher.final()]);
-    expect(plain[0]).toBe(0x47);
+    expect(plain.length % 188).toBe(0);
+    for (let offset = 0; offset < plain.length; offset += 188) expect(plain[offset]).toBe(0x47);
+    // A wrong IV spoils only the first 16 bytes: the first packet's table section (ffmpeg's SDT)
+    // must still pass its CRC.
+    const section = 5 + plain[4]!;
+    const sectionLength = ((plain[section + 1]! & 0x0f) << 8) | plain[section + 2]!;
+    expect(mpegCrc32(plain.subarray(section, section + 3 + sectionLength))).toBe(0);
     const file = join(scratch, `${channelId}.ts`);
     writeFileSync(file, plain);
     const probed = await probe(file);

@@ -14,6 +14,8 @@ export interface PublishOptions {
   audio?: boolean;
   /** Video bitrate of the publisher's own encode. */
   bitrate?: string;
+  /** Rewrites werift's offer before it is POSTed: the SDP shapes other stacks send. */
+  offer?: (sdp: string) => string;
 }
 
 export interface Publisher {
@@ -29,6 +31,8 @@ export interface Publisher {
   connectedAfterMs?: number;
   /** Wall clock of the first video RTP packet: frame time 0 of the test source, give or take its encode. */
   firstPacketAt(): Promise<number>;
+  /** Wall clock of the DTLS transport closing: the server's close alert, seen by the publisher. */
+  closedAt(): Promise<number>;
   stop(sendDelete?: boolean): Promise<void>;
 }
 
@@ -66,7 +70,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
   const response = await fetch(options.whipUrl, {
     method: 'POST',
     headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${options.token}` },
-    body: pc.localDescription!.sdp,
+    body: (options.offer ?? ((sdp) => sdp))(pc.localDescription!.sdp),
   });
   const body = await response.text();
   if (response.status !== 201) {
@@ -78,6 +82,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       error: body,
       answer: '',
       firstPacketAt: () => Promise.reject(new Error('not publishing')),
+      closedAt: () => Promise.reject(new Error('not publishing')),
       stop: async () => {},
     };
   }
@@ -93,6 +98,10 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
     });
   });
   const connectedAfterMs = Date.now() - postedAt;
+  // werift's connectionState ignores a close alert; its DTLS transport reports it.
+  const closed = new Promise<number>((resolve) =>
+    pc.dtlsTransports[0]!.onStateChange.subscribe((state) => state === 'closed' && resolve(Date.now())),
+  );
   const videoSocket = await udpInto(video);
   const firstPacket = new Promise<number>((resolve) =>
     videoSocket.once('message', () => resolve(Date.now())),
@@ -156,6 +165,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
     answer: body,
     connectedAfterMs,
     firstPacketAt: () => firstPacket,
+    closedAt: () => closed,
     async stop(sendDelete = true) {
       if (stopped) return;
       stopped = true;

@@ -56,8 +56,12 @@ describe('HLS ladder', () => {
     expect(args).toContain('-force_key_frames:v expr:gte(t,n_forced*2)');
     expect(args).toContain('-c:a aac -b:a 64000');
     expect(args).toContain('-hls_time 2 ');
-    expect(args).toContain('-hls_key_info_file /k -hls_segment_filename /d/1/seg%d.ts /d/1/index.m3u8');
-    expect(ffmpegArgs({ renditions: [hd], dir: '/d', withAudio: false })).not.toContain('0:a');
+    expect(args).toContain(
+      '-hls_flags independent_segments+delete_segments+temp_file+periodic_rekey -hls_segment_type mpegts -hls_key_info_file /k -hls_segment_filename /d/1/seg%d.ts /d/1/index.m3u8',
+    );
+    const clear = ffmpegArgs({ renditions: [hd], dir: '/d', withAudio: false });
+    expect(clear).not.toContain('0:a');
+    expect(clear).toContain('independent_segments+delete_segments+temp_file');
   });
 
   it('adds EXT-X-START to media playlists and lists their segments', () => {

@@ -57,7 +57,7 @@ export interface LadderInput {
   /** Where `{index}/index.m3u8` and `{index}/seg{n}.ts` are written. */
   dir: string;
   withAudio: boolean;
-  /** ffmpeg's key info file (URI line, key file line): AES-128 segments. */
+  /** ffmpeg's key info file (URI line, key file line, no IV line): AES-128 segments. */
   keyInfoFile?: string;
 }
 
@@ -142,7 +142,15 @@ export function ffmpegArgs(input: LadderInput): string[] {
       '-hls_delete_threshold',
       '3',
       '-hls_flags',
-      'independent_segments+delete_segments+temp_file',
+      [
+        'independent_segments',
+        'delete_segments',
+        'temp_file',
+        // ffmpeg 5.1 keeps the first segment's IV (sequence 0: all zeros) for every segment
+        // unless it rereads the key info file per segment; then each segment is encrypted with
+        // its media sequence number as IV, written as the IV of its own EXT-X-KEY.
+        ...(input.keyInfoFile ? ['periodic_rekey'] : []),
+      ].join('+'),
       '-hls_segment_type',
       'mpegts',
       ...(input.keyInfoFile ? ['-hls_key_info_file', input.keyInfoFile] : []),

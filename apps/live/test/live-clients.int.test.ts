@@ -1,0 +1,186 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { apiToken, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { publish, type Publisher } from './publisher.ts';
+
+const T = {
+  createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
+  playlists: 'ImageFlux_20200207.ListPlaylistURLs',
+  remove: 'ImageFlux_20180501.DeleteChannel',
+};
+
+const AIORTC_PUBLISHER = fileURLToPath(new URL('aiortc-publisher.py', import.meta.url));
+// Debian's python3-aiortc is installed for Debian's interpreter; a python3 earlier in PATH
+// (pyenv, a virtualenv) does not see it.
+const PYTHON = '/usr/bin/python3';
+const aiortcMissing = await promisify(execFile)(PYTHON, ['-c', 'import aiortc']).then(
+  () => '',
+  () => `${PYTHON} cannot import aiortc (apt-get install python3-aiortc)`,
+);
+
+/** The offer's m-sections after the session part, each with its trailing line break. */
+const sections = (sdp: string) => sdp.split(/(?=^m=)/m);
+
+/**
+ * Offer shapes werift does not send itself but other stacks do. aiortc 1.4 gives each bundled
+ * m-section its own ICE credentials (and candidates); only the first (BUNDLE-tagged) section's
+ * transport is used once the answer accepts the bundle.
+ */
+const SHAPES: [string, (sdp: string) => string][] = [
+  [
+    'the second m-section with credentials of its own',
+    (sdp) => {
+      const [session, video, audio] = sections(sdp);
+      const other = audio!
+        .replace(/^a=ice-ufrag:.*$/m, `a=ice-ufrag:${randomBytes(2).toString('hex')}`)
+        .replace(/^a=ice-pwd:.*$/m, `a=ice-pwd:${randomBytes(11).toString('hex')}`);
+      return session! + video! + other;
+    },
+  ],
+  [
+    'credentials at session level only',
+    (sdp) => {
+      const credentials = sdp
+        .match(/^a=ice-(ufrag|pwd):.*\r\n/gm)!
+        .slice(0, 2)
+        .join('');
+      const [session, ...media] = sections(sdp.replace(/^a=ice-(ufrag|pwd):.*\r\n/gm, ''));
+      return session! + credentials + media.join('');
+    },
+  ],
+];
+
+describe('live publishers of other shapes and stacks', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let token: string;
+  const publishers: Publisher[] = [];
+
+  const createChannel = async () =>
+    (
+      await live.call(
+        T.createHls,
+        { hls: [{ durationSeconds: 1, video: { width: 320, height: 180, fps: 15, bps: 250_000 } }] },
+        token,
+      )
+    ).body.channel_id as string;
+  const whip = (channelId: string) => `${live.baseUrl}/whip/${channelId}`;
+  /** The channel's first segment, fetched as a viewer would from the master playlist on. */
+  const firstSegment = async (channelId: string) => {
+    const { playlist_url: masterUrl } = await waitFor(
+      async () => {
+        const answer = await live.call(T.playlists, { channel_id: channelId }, token);
+        return (answer.body.hls as { playlist_url: string }[])[0];
+      },
+      20_000,
+      'the playlist URL',
+    );
+    const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    const name = (await (await fetch(media)).text()).split('\n').find((line) => line.endsWith('.ts'))!;
+    return Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer());
+  };
+  const expectTransportStream = (segment: Buffer) => {
+    expect(segment.length % 188).toBe(0);
+    for (let offset = 0; offset < segment.length; offset += 188) expect(segment[offset]).toBe(0x47);
+  };
+
+  beforeAll(async () => {
+    server = await testServer();
+    live = await startLive(server);
+    token = await apiToken(server, (await createTenant(server.deps, { isLive: true })).organizationIds[0]!);
+  });
+
+  afterAll(async () => {
+    await Promise.all(publishers.map((publisher) => publisher.stop(false)));
+    await live?.live.close();
+  });
+
+  it.each(SHAPES)('connects a bundled offer with %s and produces HLS', async (_shape, offer) => {
+    const channelId = await createChannel();
+    const publisher = await publish({
+      whipUrl: whip(channelId),
+      token,
+      codec: 'vp8',
+      width: 320,
+      height: 180,
+      fps: 15,
+      offer,
+    });
+    publishers.push(publisher);
+    expect(publisher).toMatchObject({ status: 201, error: '' });
+    expectTransportStream(await firstSegment(channelId));
+    await publisher.stop();
+  });
+
+  it.skipIf(aiortcMissing)(
+    `takes a real aiortc publisher into HLS and closes it on DeleteChannel${aiortcMissing ? ` (skipped: ${aiortcMissing})` : ''}`,
+    async () => {
+      const channelId = await createChannel();
+      const python = spawn(PYTHON, [AIORTC_PUBLISHER, whip(channelId), token, '20'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      python.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      const exited = new Promise<number | null>((resolve) => python.on('close', resolve));
+      const events = () =>
+        output
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      try {
+        expectTransportStream(await firstSegment(channelId));
+        expect(events()).toContainEqual(expect.objectContaining({ event: 'answered', status: 201 }));
+        expect(events()).toContainEqual({ event: 'state', state: 'connected' });
+        // Our hand-built close alert, as OpenSSL (under aiortc) reads it.
+        const deletedAt = Date.now();
+        expect((await live.call(T.remove, { channel_id: channelId }, token)).status).toBe(200);
+        const closedAt = await waitFor(
+          async () =>
+            events().some((event) => event.event === 'dtls' && event.state === 'closed')
+              ? Date.now()
+              : undefined,
+          5_000,
+          'aiortc to close',
+        );
+        console.log(`DeleteChannel to aiortc's DTLS transport closed: ${closedAt - deletedAt} ms`);
+        expect(closedAt - deletedAt).toBeLessThan(1000);
+      } finally {
+        python.kill();
+        await exited;
+      }
+    },
+  );
+
+  it('closes the publisher within a second of DeleteChannel; its WHIP DELETE is then 404', async () => {
+    const channelId = await createChannel();
+    const publisher = await publish({
+      whipUrl: whip(channelId),
+      token,
+      codec: 'vp8',
+      width: 320,
+      height: 180,
+      fps: 15,
+    });
+    publishers.push(publisher);
+    expect(publisher.status).toBe(201);
+    await publisher.firstPacketAt();
+    const deletedAt = Date.now();
+    expect((await live.call(T.remove, { channel_id: channelId }, token)).status).toBe(200);
+    const closedAt = await Promise.race([
+      publisher.closedAt(),
+      new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 5_000)),
+    ]);
+    const closedAfterMs = closedAt - deletedAt;
+    console.log(`DeleteChannel to the publisher's DTLS transport closed: ${closedAfterMs} ms`);
+    expect(closedAfterMs).toBeLessThan(1000);
+    const gone = await fetch(new URL(publisher.location!, live.baseUrl), {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(gone.status).toBe(404);
+  });
+});
