@@ -24,7 +24,8 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     DATA_DIR=/data \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    UV_THREADPOOL_SIZE=8
 WORKDIR /app
 # Live streaming encodes the HLS ladder with Debian's ffmpeg.
 RUN apt-get update \

@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// Node sizes its thread pool once, before any test code runs: the test processes inherit this,
+// so an edge started in a test has the threads `npm start` gives it (transforms plus reserve).
+process.env.UV_THREADPOOL_SIZE ??= '8';
+
 // Two projects: `unit` (pure, beside the code, fast) and `integration` (through the real HTTP
 // app on a real database: embedded PGlite, or PostgreSQL when DATABASE_URL is set).
 export default defineConfig({

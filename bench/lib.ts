@@ -26,6 +26,8 @@ export async function startServer(
       LOG_LEVEL: 'warn',
       // As `npm start` runs it: fewer glibc arenas keep libvips' threads from inflating RSS.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      // As `npm start` runs it: four transforms and the threads the edge keeps beside them.
+      UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -63,7 +65,8 @@ export function report(name: string, figures: Record<string, number>, targets: R
   writeFileSync(join(ROOT, 'bench/results', `${name}.json`), `${JSON.stringify(figures, null, 2)}\n`);
 }
 
-async function call(url: string, cookie: string, operation: string, body: unknown) {
+/** One ui-api call with a session cookie; a refusal throws. Returns the answer and the cookie. */
+export async function call(url: string, cookie: string, operation: string, body: unknown) {
   const response = await fetch(`${url}/.ui-api/${operation}?api-version=2.29`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest', Cookie: cookie },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Coalescer, Semaphore } from './coalesce.ts';
+import { Coalescer } from './coalesce.ts';
 
 describe('Coalescer', () => {
   it('runs concurrent calls with one key once and forgets the key afterwards', async () => {
@@ -19,23 +19,5 @@ describe('Coalescer', () => {
     expect(runs).toBe(2);
     await coalescer.run('k', work);
     expect(runs).toBe(3);
-  });
-});
-
-describe('Semaphore', () => {
-  it('never runs more than its limit at once', async () => {
-    const semaphore = new Semaphore(2);
-    let active = 0;
-    let peak = 0;
-    await Promise.all(
-      Array.from({ length: 6 }, () =>
-        semaphore.use(async () => {
-          peak = Math.max(peak, ++active);
-          await new Promise((resolve) => setTimeout(resolve, 5));
-          active--;
-        }),
-      ),
-    );
-    expect(peak).toBe(2);
   });
 });

@@ -1,24 +1,67 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 /** Every edge subscribes here; console servers publish here and never subscribe. */
 export const EDGE_CHANNEL = 'ukiyo:edge';
+/**
+ * Every purge fanned out is also appended here (a stream of about the last PURGE_LOG_LENGTH),
+ * so an edge that was not subscribed when it went out applies it once it is back.
+ */
+export const PURGE_LOG = 'ukiyo:purges';
+const PURGE_LOG_LENGTH = 10_000;
 const REPLY_PREFIX = 'ukiyo:reply:';
+/** Purge-log entries read per round trip while catching up. */
+const CATCH_UP_BATCH = 200;
 
-type Message =
-  | { from: string; type: 'purge'; originId: number; imagePath: string }
-  | { from: string; type: 'origins' }
-  /** A console server's cache call: every edge answers on `replyTo` with its own URLs. */
-  | {
-      from: string;
-      type: 'cache';
-      id: string;
-      replyTo: string;
-      originId: number;
-      url: string;
-      remove: boolean;
-    };
+type PurgeMessage = { from: string; type: 'purge'; originId: number; imagePath: string };
+/** A console server's cache call: every edge answers on `replyTo` with its own URLs. */
+type CacheMessage = {
+  from: string;
+  type: 'cache';
+  id: string;
+  replyTo: string;
+  originId: number;
+  url: string;
+  remove: boolean;
+};
+/** `logId`: the purge's entry in PURGE_LOG, added by Redis when the message is published. */
+type Message = ((PurgeMessage | CacheMessage) & { logId?: string }) | { from: string; type: 'origins' };
+
+/** A PURGE_LOG entry: an edge's purge names the image path, a console's cache call the URL. */
+type LoggedPurge = { from: string; originId: string } & ({ imagePath: string } | { url: string });
+
+/**
+ * Appends the purge to PURGE_LOG and publishes the message with the entry's id, in one script:
+ * both happen or neither, in log order, so an edge that hears a purge live has heard (or caught
+ * up on) every earlier one and can record its id. Returns PUBLISH's receiver count.
+ */
+const LOG_AND_PUBLISH = `
+local logId = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 4))
+local message = cjson.decode(ARGV[3])
+message.logId = logId
+return redis.call('PUBLISH', ARGV[2], cjson.encode(message))`;
+
+async function logAndPublish(publisher: Redis, message: PurgeMessage | CacheMessage): Promise<number> {
+  const target = message.type === 'purge' ? ['imagePath', message.imagePath] : ['url', message.url];
+  const entry = ['from', message.from, 'originId', String(message.originId), ...target];
+  const receivers = await publisher.eval(
+    LOG_AND_PUBLISH,
+    1,
+    PURGE_LOG,
+    PURGE_LOG_LENGTH,
+    EDGE_CHANNEL,
+    JSON.stringify(message),
+    ...entry,
+  );
+  return receivers as number;
+}
+
+async function announceOriginsChanged(publisher: Redis, from: string): Promise<void> {
+  const message: Message = { from, type: 'origins' };
+  await publisher.publish(EDGE_CHANNEL, JSON.stringify(message));
+}
 
 interface Reply {
   id: string;
@@ -41,38 +84,56 @@ const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
  * cache, an edge that sees an origin change makes the others reload at once instead of at
  * their next poll, and console servers' cache calls reach every edge (see CacheRequester).
  * Without REDIS_URL a single node needs none of it. When Redis is down the edge keeps serving;
- * ioredis reconnects and resubscribes by itself.
+ * ioredis reconnects, and on every connection the edge subscribes again and then applies the
+ * purges it missed from PURGE_LOG.
  */
 export class FanOut {
   private readonly id = randomUUID();
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
+  /** The newest PURGE_LOG entry this edge has applied; unset until its first subscription. */
+  private appliedLogId: string | undefined;
+  /** Set once the current connection has caught up: from then on live purges' ids are recorded. */
+  private caughtUp = false;
+  /** Counts the subscriber's connections, so a catch-up knows whether its own is still current. */
+  private connections = 0;
+  /** Catch-ups run one after another: one cut short by a lost connection finishes first. */
+  private catchingUp: Promise<void> = Promise.resolve();
 
-  constructor(url: string, handlers: FanOutHandlers, log: Logger) {
+  /** Writes of appliedLogFile, one after another so the last id written is the newest. */
+  private saving: Promise<void> = Promise.resolve();
+
+  /**
+   * `appliedLogFile` keeps the newest applied PURGE_LOG id beside the edge's cache, so an edge
+   * restarted with that cache catches up on the purges made while it was down; without it a
+   * new process starts at the log's end.
+   */
+  constructor(
+    url: string,
+    private readonly handlers: FanOutHandlers,
+    private readonly log: Logger,
+    private readonly appliedLogFile?: string,
+  ) {
     // No offline queue: a publish while Redis is down fails at once instead of piling up.
     this.publisher = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy });
-    this.subscriber = new Redis(url, { retryStrategy });
+    // RESP3 lets the subscriber read PURGE_LOG while subscribed, in order with its messages.
+    // It subscribes itself on every connection (not ioredis's resubscription, which runs
+    // unseen) so the log is read only once the subscription holds; it connects in start().
+    this.subscriber = new Redis(url, {
+      retryStrategy,
+      protocol: 3,
+      autoResubscribe: false,
+      lazyConnect: true,
+    });
     for (const client of [this.publisher, this.subscriber])
       client.on('error', (error: unknown) => log.warn({ err: error }, 'redis error'));
-    this.subscriber.on('message', (_channel: string, raw: string) => {
-      let message: Message;
-      try {
-        message = JSON.parse(raw) as Message;
-      } catch {
-        return;
-      }
-      if (message.from === this.id) return;
-      let done: Promise<unknown>;
-      if (message.type === 'purge') done = handlers.purge(message.originId, message.imagePath);
-      else if (message.type === 'origins') done = handlers.originsChanged();
-      else {
-        const { id, replyTo } = message;
-        if (!replyTo.startsWith(REPLY_PREFIX)) return;
-        done = handlers
-          .cache(message.originId, message.url, message.remove)
-          .then((urls) => this.publisher.publish(replyTo, JSON.stringify({ id, from: this.id, urls })));
-      }
-      done.catch((error: unknown) => log.warn({ err: error, message }, 'fan-out message failed'));
+    this.subscriber.on('message', (_channel: string, raw: string) => this.receive(raw));
+    this.subscriber.on('ready', () => {
+      const connection = ++this.connections;
+      this.caughtUp = false;
+      this.catchingUp = this.catchingUp
+        .then(() => this.subscribeAndCatchUp(connection))
+        .catch((error: unknown) => log.warn({ err: error }, 'purge catch-up failed'));
     });
   }
 
@@ -81,16 +142,18 @@ export class FanOut {
     return this.subscriber.status === 'ready' && this.publisher.status === 'ready';
   }
 
+  /** Resolves once subscribed; rejects if Redis cannot be reached now (retried in the background). */
   async start(): Promise<void> {
-    await this.subscriber.subscribe(EDGE_CHANNEL);
+    await this.subscriber.connect();
+    await this.catchingUp;
   }
 
   async publishPurge(originId: number, imagePath: string): Promise<void> {
-    await this.publish({ from: this.id, type: 'purge', originId, imagePath });
+    await logAndPublish(this.publisher, { from: this.id, type: 'purge', originId, imagePath });
   }
 
   async publishOriginsChanged(): Promise<void> {
-    await this.publish({ from: this.id, type: 'origins' });
+    await announceOriginsChanged(this.publisher, this.id);
   }
 
   async ping(): Promise<void> {
@@ -102,8 +165,90 @@ export class FanOut {
     this.publisher.disconnect();
   }
 
-  private async publish(message: Message): Promise<void> {
-    await this.publisher.publish(EDGE_CHANNEL, JSON.stringify(message));
+  private receive(raw: string): void {
+    let message: Message;
+    try {
+      message = JSON.parse(raw) as Message;
+    } catch {
+      return;
+    }
+    // Live messages arrive in log order, so every earlier purge has been applied too.
+    if (this.caughtUp && message.type !== 'origins' && message.logId) this.recordApplied(message.logId);
+    if (message.from === this.id) return;
+    let done: Promise<unknown>;
+    if (message.type === 'purge') done = this.handlers.purge(message.originId, message.imagePath);
+    else if (message.type === 'origins') done = this.handlers.originsChanged();
+    else {
+      const { id, replyTo } = message;
+      if (!replyTo.startsWith(REPLY_PREFIX)) return;
+      done = this.handlers
+        .cache(message.originId, message.url, message.remove)
+        .then((urls) => this.publisher.publish(replyTo, JSON.stringify({ id, from: this.id, urls })));
+    }
+    done.catch((error: unknown) => this.log.warn({ err: error, message }, 'fan-out message failed'));
+  }
+
+  /**
+   * Subscribes, then applies every purge logged after the last one applied; a purge logged
+   * later arrives as a message. At a process's first connection that is the id saved in
+   * appliedLogFile; with none there is nothing to catch up on, and the edge starts from the
+   * log's end.
+   */
+  private async subscribeAndCatchUp(connection: number): Promise<void> {
+    await this.subscriber.subscribe(EDGE_CHANNEL);
+    this.appliedLogId ??= await this.savedLogId();
+    if (this.appliedLogId === undefined) {
+      const [newest] = await this.subscriber.xrevrange(PURGE_LOG, '+', '-', 'COUNT', 1);
+      this.recordApplied(newest?.[0] ?? '0-0');
+    } else {
+      let batch: [id: string, fields: string[]][];
+      do {
+        batch = await this.subscriber.xrange(
+          PURGE_LOG,
+          `(${this.appliedLogId}`,
+          '+',
+          'COUNT',
+          CATCH_UP_BATCH,
+        );
+        await Promise.all(batch.map(([, fields]) => this.applyLogged(fields)));
+        if (batch.length) {
+          this.recordApplied(batch.at(-1)![0]);
+          this.log.info({ purges: batch.length, through: this.appliedLogId }, 'caught up on missed purges');
+        }
+      } while (batch.length === CATCH_UP_BATCH);
+    }
+    // One outlived by its connection (ioredis resends its commands) leaves it to the next.
+    if (connection === this.connections) this.caughtUp = true;
+  }
+
+  private recordApplied(logId: string): void {
+    this.appliedLogId = logId;
+    const file = this.appliedLogFile;
+    if (!file) return;
+    this.saving = this.saving
+      .then(() => writeFile(file, logId))
+      .catch((error: unknown) => this.log.warn({ err: error, file }, 'purge log position not saved'));
+  }
+
+  /** The id saved by an earlier process, if any (a torn or foreign file counts as none). */
+  private async savedLogId(): Promise<string | undefined> {
+    if (!this.appliedLogFile) return undefined;
+    const saved = await readFile(this.appliedLogFile, 'utf8').catch(() => '');
+    return /^\d+-\d+$/.test(saved) ? saved : undefined;
+  }
+
+  private async applyLogged(fields: string[]): Promise<void> {
+    const entry: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]!] = fields[i + 1]!;
+    const purge = entry as LoggedPurge;
+    if (purge.from === this.id) return;
+    const originId = Number(purge.originId);
+    try {
+      if ('imagePath' in purge) await this.handlers.purge(originId, purge.imagePath);
+      else await this.handlers.cache(originId, purge.url, true);
+    } catch (error) {
+      this.log.warn({ err: error, purge }, 'missed purge failed');
+    }
   }
 }
 
@@ -118,7 +263,8 @@ export class CacheUnreachable extends Error {
  * The console server's view of the image cache when the edges are other processes: a cache
  * call is published on the edges' channel, PUBLISH says how many edges received it, and the
  * call waits for that many replies (their URLs, united). So when a purge returns, every edge
- * that was connected has emptied its copy. Redis down, or an edge not answering within
+ * that was connected has emptied its copy; a purge is also logged in PURGE_LOG, from which an
+ * edge that was away applies it when it reconnects. Redis down, or an edge not answering within
  * `timeoutMs`, fails the call (the console shows "cache unavailable" and the user retries).
  */
 export class CacheRequester {
@@ -168,7 +314,7 @@ export class CacheRequester {
 
   /** Tells every edge to reload the origins now (after an origin change in the console). */
   async originsChanged(): Promise<void> {
-    await this.publisher.publish(EDGE_CHANNEL, JSON.stringify({ from: this.id, type: 'origins' }));
+    await announceOriginsChanged(this.publisher, this.id);
   }
 
   async ping(): Promise<void> {
@@ -186,7 +332,7 @@ export class CacheRequester {
     const state = { replies: [] as Reply[], arrived: () => {} };
     this.pending.set(id, state);
     try {
-      const message: Message = {
+      const message: CacheMessage = {
         from: this.id,
         type: 'cache',
         id,
@@ -197,7 +343,9 @@ export class CacheRequester {
       };
       let receivers: number;
       try {
-        receivers = await this.publisher.publish(EDGE_CHANNEL, JSON.stringify(message));
+        receivers = remove
+          ? await logAndPublish(this.publisher, message)
+          : await this.publisher.publish(EDGE_CHANNEL, JSON.stringify(message));
       } catch (error) {
         throw new CacheUnreachable(`redis: ${(error as Error).message}`);
       }

@@ -14,6 +14,7 @@ import { OriginRegistry } from './origins/registry.ts';
 import { S3Fetcher } from './origins/s3.ts';
 import { EdgeHandler } from './server.ts';
 import type { EdgeDeps } from './types.ts';
+import { WorkerPriority } from './worker-priority.ts';
 
 export type { EdgeDeps } from './types.ts';
 export { CacheRequester, CacheUnreachable, FanOut } from './fanout.ts';
@@ -31,7 +32,15 @@ export interface EdgeOptions {
   /** Decompression-bomb guard, from the image header before decoding. */
   maxInputPixels: number;
   maxOutputPixels: number;
+  /** Transforms at once (never more than the libuv threads left beside RESERVED_THREADS). */
   transformConcurrency: number;
+  /** Transforms waiting for a slot; past it 503. */
+  transformQueue: number;
+  transformWaitMs: number;
+  /** One transform's deadline (0: none); past it 503. */
+  transformTimeoutMs: number;
+  /** Cost units one transform may take, estimated before decoding (0: no limit); past it 422. */
+  transformBudget: number;
   /** How often the origins table is checked for changes. */
   originPollMs: number;
   /** How often usage counters are written; the console sees them within this. */
@@ -67,18 +76,30 @@ export interface Edge {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-const DEFAULTS: Omit<EdgeOptions, 'cacheDir' | 'cacheMaxBytes' | 'memoryCacheBytes'> = {
+/**
+ * libuv threads never given to transforms. sharp runs each transform on one libuv thread, and
+ * so do the edge's cache reads, DNS lookups of origins and the disk check of /readyz: with
+ * every thread converting, a cache hit would wait behind the slowest transform.
+ */
+const RESERVED_THREADS = 2;
+
+/** Fetched originals the waiting transforms may hold, in all: four of the largest allowed. */
+const MAX_WAITING_BYTES = 256 * 1024 ** 2;
+
+/** What Node sized its thread pool to (it reads the variable once, before the first task). */
+function threadPoolSize(): number {
+  return Number(process.env.UV_THREADPOOL_SIZE) || 4;
+}
+
+const DEFAULTS = {
   originTimeoutMs: 10_000,
   maxInputBytes: 50 * 1024 ** 2,
   maxInputPixels: 100_000_000,
   maxOutputPixels: 50_000_000,
-  // As many transforms as libuv has threads to run them: sharp runs each single-threaded on
-  // glibc, and fewer at once measured ~10% more CPU per miss (bench/edge.ts).
-  transformConcurrency: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
   originPollMs: 1_000,
   meteringFlushMs: 2_000,
   minFreeDiskBytes: 100 * 1024 ** 2,
-};
+} satisfies Partial<EdgeOptions>;
 
 export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions> = {}): Promise<Edge> {
   const { config } = deps;
@@ -86,6 +107,11 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     cacheDir: join(config.DATA_DIR, 'edge-cache'),
     cacheMaxBytes: config.EDGE_CACHE_MAX_MB * 1024 ** 2,
     memoryCacheBytes: config.EDGE_MEMORY_CACHE_MB * 1024 ** 2,
+    transformConcurrency: config.EDGE_TRANSFORM_CONCURRENCY,
+    transformQueue: config.EDGE_TRANSFORM_QUEUE,
+    transformWaitMs: config.EDGE_TRANSFORM_WAIT_MS,
+    transformTimeoutMs: config.EDGE_TRANSFORM_TIMEOUT_MS,
+    transformBudget: config.EDGE_TRANSFORM_BUDGET,
     ...DEFAULTS,
     ...(config.EDGE_ORIGIN_TIMEOUT_MS ? { originTimeoutMs: config.EDGE_ORIGIN_TIMEOUT_MS } : {}),
     ...(config.READY_MIN_FREE_MB !== undefined
@@ -99,6 +125,18 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   sharp.cache(false);
   // The edge's own process already names itself; the all-in-one one names its parts.
   const log = deps.log.bindings().app === 'edge' ? deps.log : deps.log.child({ app: 'edge' });
+  const transformThreads = Math.max(1, threadPoolSize() - RESERVED_THREADS);
+  if (options.transformConcurrency > transformThreads) {
+    log.warn(
+      {
+        asked: options.transformConcurrency,
+        running: transformThreads,
+        UV_THREADPOOL_SIZE: threadPoolSize(),
+      },
+      `fewer transforms at once than asked: set UV_THREADPOOL_SIZE to at least EDGE_TRANSFORM_CONCURRENCY + ${RESERVED_THREADS}`,
+    );
+    options.transformConcurrency = transformThreads;
+  }
   const cache = new DiskCache({
     dir: options.cacheDir,
     maxBytes: options.cacheMaxBytes,
@@ -143,7 +181,14 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     limits: {
       maxInputPixels: options.maxInputPixels,
       maxOutputPixels: options.maxOutputPixels,
-      transformConcurrency: options.transformConcurrency,
+      maxCost: options.transformBudget,
+      timeoutMs: options.transformTimeoutMs,
+    },
+    queue: {
+      concurrency: options.transformConcurrency,
+      maxWaiting: options.transformQueue,
+      maxWaitingBytes: MAX_WAITING_BYTES,
+      maxWaitMs: options.transformWaitMs,
     },
   });
   if (deps.config.REDIS_URL) {
@@ -162,6 +207,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
         },
       },
       log,
+      join(options.cacheDir, 'purge-log-position'),
     );
     const redis = fanOut;
     health.add(
@@ -176,6 +222,8 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   }
   await registry.start(options.originPollMs);
   metering.start(options.meteringFlushMs);
+  const workerPriority = new WorkerPriority();
+  workerPriority.start(() => handler.transformQueue.running > 0);
   const server = createServer({ keepAliveTimeout: 65_000 }, handler.listener);
   const tlsServer = createHttpsServer(
     {
@@ -224,6 +272,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       health.shuttingDown = true;
       await Promise.all([server, tlsServer].map((listening) => drainServer(listening, graceMs)));
       registry.stop();
+      workerPriority.stop();
       await metering.stop();
       http.close();
       s3.close();

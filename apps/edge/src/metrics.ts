@@ -53,6 +53,13 @@ export class EdgeMetrics {
     registers: [this.registry],
   });
 
+  readonly refusedTransforms = new Counter({
+    name: 'ukiyo_edge_transforms_refused_total',
+    help: 'Transforms refused: over the cost budget (422), waiting room full, waited too long or past the deadline (503)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly purges = new Counter({
     name: 'ukiyo_edge_purges_total',
     help: 'Cache purges applied by this edge, by where they came from (local call or Redis)',

@@ -16,17 +16,14 @@ import type { Logger } from 'pino';
 import { clientAddress } from './acl.ts';
 import { DiskCache, type VariantMeta } from './cache/disk-cache.ts';
 import { SourceCache } from './cache/source-cache.ts';
-import { Coalescer, Semaphore } from './coalesce.ts';
+import { Coalescer } from './coalesce.ts';
 import type { EdgeMetrics } from './metrics.ts';
 import type { Metering } from './metering.ts';
 import { OriginError, type FetchedImage } from './origins/errors.ts';
 import type { HttpFetcher } from './origins/http.ts';
 import type { EdgeOrigin, OriginRegistry } from './origins/registry.ts';
 import type { S3Fetcher } from './origins/s3.ts';
-
-export interface PipelineLimits extends TransformLimits {
-  transformConcurrency: number;
-}
+import { Overloaded, TransformQueue, type TransformQueueOptions } from './transform-queue.ts';
 
 interface Variant {
   meta: VariantMeta;
@@ -68,7 +65,7 @@ export class EdgeHandler {
   private readonly variants = new Coalescer<Variant>();
   private readonly sources = new Coalescer<FetchedImage>();
   private readonly recentSources = new SourceCache({ maxTtlMs: 10_000, maxBytes: 64 * 1024 ** 2 });
-  private readonly transforms: Semaphore;
+  private readonly transforms: TransformQueue;
 
   constructor(
     private readonly deps: {
@@ -79,13 +76,14 @@ export class EdgeHandler {
       metering: Metering;
       log: Logger;
       trustProxy: boolean;
-      limits: PipelineLimits;
+      limits: TransformLimits;
+      queue: TransformQueueOptions;
       metrics: EdgeMetrics;
       /** Answers /healthz and /readyz on a Host that is no origin's (load balancer probes). */
       probe?: (path: string) => Promise<{ status: number; body: unknown }>;
     },
   ) {
-    this.transforms = new Semaphore(deps.limits.transformConcurrency);
+    this.transforms = new TransformQueue(deps.queue);
   }
 
   /** Transforms waiting for a slot, and running. */
@@ -114,10 +112,15 @@ export class EdgeHandler {
       res.writeHead(status, status === 304 ? all : { 'Content-Length': data.length, ...all });
       res.end(bodyless ? undefined : data);
     };
-    const refuse = (status: number, reason: string) =>
+    const refuse = (status: number, reason: string, retryAfterSeconds?: number) =>
       send(
         status,
-        { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+        {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'X-Content-Type-Options': 'nosniff',
+          ...(retryAfterSeconds === undefined ? {} : { 'Retry-After': retryAfterSeconds }),
+        },
         `${reason}\n`,
       );
 
@@ -173,8 +176,24 @@ export class EdgeHandler {
       })
       .catch((error: unknown) => {
         if (error instanceof Refusal) return refuse(error.status, error.message);
-        if (error instanceof ImagingError) return refuse(error.status, error.message);
-        if (error instanceof OriginError) return refuse(ORIGIN_STATUS[error.kind], error.message);
+        if (error instanceof Overloaded) {
+          this.deps.metrics.refusedTransforms.inc({ reason: error.reason });
+          return refuse(503, error.message, error.retryAfterSeconds);
+        }
+        if (error instanceof ImagingError) {
+          if (error.code === 'too-costly' || error.code === 'timeout')
+            this.deps.metrics.refusedTransforms.inc({ reason: error.code });
+          return refuse(error.status, error.message, error.code === 'timeout' ? 1 : undefined);
+        }
+        if (error instanceof OriginError) {
+          // The detail (an address, a status, the S3 error) is the origin owner's business: logged
+          // with the request id, answered in general terms.
+          this.deps.log.info(
+            { reqId: requestId, host: req.headers.host, detail: error.message },
+            'origin fetch failed',
+          );
+          return refuse(ORIGIN_STATUS[error.kind], ORIGIN_REASON[error.kind]);
+        }
         this.deps.log.error(
           { err: error, reqId: requestId, url: req.url, host: req.headers.host },
           'edge request failed',
@@ -287,9 +306,12 @@ export class EdgeHandler {
 
   private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
     const { origin, params } = resolved;
+    const tenant = String(origin.organizationId);
     return this.variants.run(resolved.id, async () => {
+      const refused = this.transforms.refusal(tenant);
+      if (refused) throw refused;
       const source = await this.fetchSource(origin, resolved.sourcePath);
-      const result = await this.transforms.use(async () => {
+      const result = await this.transforms.run(tenant, source.data.length, async () => {
         const stop = this.deps.metrics.transform.startTimer();
         try {
           return await transform({
@@ -396,6 +418,14 @@ const ORIGIN_STATUS: Record<OriginError['kind'], number> = {
   failed: 502,
   timeout: 504,
   'too-large': 422,
+};
+
+const ORIGIN_REASON: Record<OriginError['kind'], string> = {
+  'not-found': 'image not found at the origin',
+  forbidden: 'the origin address is not allowed',
+  failed: 'the origin could not be fetched',
+  timeout: 'the origin did not answer in time',
+  'too-large': 'the origin image is too large',
 };
 
 function matchesEtag(header: string | undefined, etag: string): boolean {

@@ -18,7 +18,7 @@ import {
   createChannelRecord,
   findChannel,
   listChannels,
-  type Throttle,
+  refusePrivateUrls,
   type TokenPrincipal,
 } from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
@@ -47,10 +47,11 @@ export function errorResponse(c: Context, error: LiveApiError) {
 
 /**
  * The shared bearer check of the public APIs (encoded API token holding the live permission,
- * bit 2), then: the token's organization must be a live one.
+ * bit 2) against the token's budget for the live API or for WHIP, then: the token's
+ * organization must be a live one.
  */
-export function liveAuth(deps: LiveDeps, throttle: Throttle): MiddlewareHandler<LiveEnv> {
-  const bearer = bearerAuth({ db: deps.db, config: deps.config, throttle }, Permission.channel);
+export function liveAuth(deps: LiveDeps, budget: 'live' | 'whip'): MiddlewareHandler<LiveEnv> {
+  const bearer = bearerAuth(deps, Permission.channel, budget);
   const live: MiddlewareHandler<LiveEnv> = async (c, next) => {
     if (!c.get('principal').isLive) {
       return errorResponse(c, new LiveApiError(403, 'live streaming is not available for this organization'));
@@ -68,36 +69,30 @@ const notFound = (what: string) => new LiveApiError(404, `${what} not found`);
 
 function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Implementations {
   const { db, secrets } = deps;
+  const allowPrivate = deps.config.ALLOW_PRIVATE_ORIGINS;
   const soraUrl = `${publicUrl.replace(/^http/, 'ws')}/signaling`;
   const createChannel = async (
     organizationId: number,
-    input: Parameters<typeof createChannelRecord>[3],
+    request: LiveRequest<'ImageFlux_20200316.CreateMultistreamChannel'>,
+    ladder: Pick<Parameters<typeof createChannelRecord>[3], 'hls' | 'encryptKeyUri'>,
   ): Promise<{ channel_id: string; sora_url: string }> => {
-    try {
-      const row = await createChannelRecord(db, secrets, organizationId, input);
-      return { channel_id: row.id, sora_url: soraUrl };
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'validation error') {
-        throw new LiveApiError(400, 'validation error', error.details.invalids);
-      }
-      throw error;
-    }
+    const webhooks = {
+      auth_webhook_url: request.auth_webhook_url,
+      event_webhook_url: request.event_webhook_url,
+    };
+    await refusePrivateUrls(webhooks, allowPrivate);
+    const row = await createChannelRecord(db, secrets, organizationId, {
+      ...ladder,
+      authWebhookUrl: webhooks.auth_webhook_url,
+      eventWebhookUrl: webhooks.event_webhook_url,
+    });
+    return { channel_id: row.id, sora_url: soraUrl };
   };
   return {
     'ImageFlux_20200316.CreateMultistreamChannelWithHLS': (request, organizationId) =>
-      createChannel(organizationId, {
-        hls: request.hls,
-        encryptKeyUri: request.encrypt_key_uri,
-        authWebhookUrl: request.auth_webhook_url,
-        eventWebhookUrl: request.event_webhook_url,
-      }),
+      createChannel(organizationId, request, { hls: request.hls, encryptKeyUri: request.encrypt_key_uri }),
     'ImageFlux_20200316.CreateMultistreamChannel': (request, organizationId) =>
-      createChannel(organizationId, {
-        hls: [],
-        encryptKeyUri: '',
-        authWebhookUrl: request.auth_webhook_url,
-        eventWebhookUrl: request.event_webhook_url,
-      }),
+      createChannel(organizationId, request, { hls: [], encryptKeyUri: '' }),
     'ImageFlux_20200207.ListPlaylistURLs': async ({ channel_id }, organizationId) => {
       const channel = await findChannel(db, organizationId, channel_id);
       if (!channel) throw notFound('channel');
@@ -118,6 +113,7 @@ function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Imp
     }),
     'ImageFlux_20190205.CreateArchiveDestination': async (request, organizationId) => {
       const { bucket_uri, ...config } = request;
+      await refusePrivateUrls({ aws_end_point: config.aws_end_point }, allowPrivate);
       const row = await db
         .insertInto('archive_destinations')
         .values({
@@ -217,6 +213,9 @@ export function mountLiveApi(
       return c.json(response.parse(result));
     } catch (error) {
       if (error instanceof LiveApiError) return errorResponse(c, error);
+      // The console's own checks (archive destinations, private addresses) on the same fields.
+      if (error instanceof AppError && error.code === 'validation error')
+        return errorResponse(c, new LiveApiError(400, 'validation error', error.details.invalids));
       throw error;
     }
   };

@@ -4,7 +4,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { guardedAgents } from '@ukiyo/edge';
-import { databaseCheck, diskCheck, drainServer, Health, liveBaseUrl, Throttle } from '@ukiyo/server';
+import { databaseCheck, diskCheck, drainServer, Health, liveBaseUrl } from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore } from './core.ts';
 import { mountHls } from './hls.ts';
@@ -117,14 +117,13 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   });
 
   const app = new Hono<LiveEnv>();
-  const auth = liveAuth(deps, new Throttle(deps.db));
   app.post('/whip/*', async (c, next) => {
     await next();
     metrics.whip.inc({ status: String(c.res.status) });
   });
-  mountWhip(app, auth, core);
+  mountWhip(app, liveAuth(deps, 'whip'), core);
   mountHls(app, { core, usage, metrics, viewers, config: deps.config, log });
-  mountLiveApi(app, deps, auth, core, options.publicUrl);
+  mountLiveApi(app, deps, liveAuth(deps, 'live'), core, options.publicUrl);
   app.onError((error, c) => {
     log.error({ err: error }, 'live request failed');
     return c.json({ ok: false, error: 'internal error' }, 500);

@@ -32,5 +32,6 @@ onShutdown(log, live.health, graceMs, [
   // Publishers' sessions (and their ffmpeg) end after the last HLS request in flight.
   () => drainServer(live.server, graceMs).then(() => live.close()),
   () => drainServer(ops.server, 0),
+  () => deps.limits.close(),
   () => database.close(),
 ]);

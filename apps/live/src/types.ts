@@ -1,4 +1,4 @@
-import type { Config, ServerDeps } from '@ukiyo/server';
+import type { Config, RateLimits, ServerDeps } from '@ukiyo/server';
 import type { Logger } from 'pino';
 
 export type Db = ServerDeps['db'];
@@ -9,4 +9,9 @@ export interface LiveDeps {
   db: Db;
   secrets: SecretBox;
   log: Logger;
+  /**
+   * Shared with the console server in one process (`npm start`), so an address's bad tokens
+   * count once across the public and live APIs.
+   */
+  limits: RateLimits;
 }

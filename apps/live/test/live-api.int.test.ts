@@ -243,3 +243,69 @@ describe('live API', () => {
     expect(await response.json()).toHaveProperty('channel_ids');
   });
 });
+
+describe('live API without ALLOW_PRIVATE_ORIGINS', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let token: string;
+
+  beforeAll(async () => {
+    server = await testServer();
+    live = await startLive(server, {}, { ALLOW_PRIVATE_ORIGINS: false });
+    const tenant = await createTenant(server.deps, { isLive: true });
+    token = await apiToken(server, tenant.organizationIds[0]!);
+  });
+
+  afterAll(async () => {
+    await live.live.close();
+  });
+
+  it('refuses webhooks on private addresses when the channel is created', async () => {
+    const refused = await live.call(
+      T.createHls,
+      {
+        hls: [rendition],
+        auth_webhook_url: 'http://127.0.0.1:9000/auth',
+        event_webhook_url: 'http://[fd00::1]/events',
+      },
+      token,
+    );
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        ok: false,
+        error: 'validation error',
+        invalids: {
+          auth_webhook_url: ['validation.privateAddress'],
+          event_webhook_url: ['validation.privateAddress'],
+        },
+      },
+    });
+    const plain = await live.call(T.create, { event_webhook_url: 'http://10.0.0.8/events' }, token);
+    expect(plain.body).toMatchObject({ invalids: { event_webhook_url: ['validation.privateAddress'] } });
+    const accepted = await live.call(
+      T.create,
+      { event_webhook_url: 'https://[2606:4700:4700::1111]/' },
+      token,
+    );
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+  });
+
+  it('refuses archive destinations whose endpoint is on a private address', async () => {
+    const refused = await live.call(
+      T.createDestination,
+      { bucket_uri: 's3://archive', aws_end_point: 'http://169.254.169.254:9000' },
+      token,
+    );
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { ok: false, invalids: { aws_end_point: ['validation.privateAddress'] } },
+    });
+    const accepted = await live.call(
+      T.createDestination,
+      { bucket_uri: 's3://archive', aws_end_point: 'https://8.8.8.8' },
+      token,
+    );
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+  });
+});

@@ -100,8 +100,28 @@ const ConfigSchema = z.object({
   EDGE_CACHE_MAX_MB: z.coerce.number().int().min(1).default(2048),
   /** Variant bytes also held in memory for hits. */
   EDGE_MEMORY_CACHE_MB: z.coerce.number().int().min(0).default(64),
-  /** Successful public API calls per token and minute; past it 429 until the minute ends. */
+  /**
+   * Transforms one edge runs at once; each takes one libuv thread, so UV_THREADPOOL_SIZE must
+   * exceed it (the edge keeps two threads for cache reads, lookups and probes).
+   */
+  EDGE_TRANSFORM_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Transforms waiting for a slot, in all (one tenant takes at most half); past it 503. */
+  EDGE_TRANSFORM_QUEUE: z.coerce.number().int().min(0).max(10_000).default(32),
+  /** How long a transform may wait for a slot; past it 503 with Retry-After. */
+  EDGE_TRANSFORM_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  /** One transform's deadline, counted in whole seconds by sharp; past it 503 with Retry-After. 0: none. */
+  EDGE_TRANSFORM_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * What one transform may cost, estimated from the image headers before decoding, in units
+   * of about 1 ms of one core (packages/imaging budget.ts); past it 422. 0: no limit.
+   */
+  EDGE_TRANSFORM_BUDGET: z.coerce.number().int().min(0).default(3_000),
+  /** Public (cache) API calls per token and minute; past it 429 until the minute ends. */
   PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Live API calls per token and minute (ListPlaylistURLs polled every second is 60). */
+  LIVE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  /** WHIP offers and DELETEs per token and minute: a budget of their own, apart from the live API's. */
+  WHIP_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** How long a console server waits for every edge to answer a cache call over Redis. */
   CACHE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
 });

@@ -1,13 +1,19 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SessionStore } from './auth/session-store.ts';
-import { Throttle } from './auth/throttle.ts';
+import { RateLimits } from './auth/rate-limits.ts';
 import type { Config } from './config.ts';
-import { SecretBox } from './crypto/secret-box.ts';
+import { keyBesideDatabase, SecretBox } from './crypto/secret-box.ts';
 import { Mailer } from './mail/mailer.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateToLatest, withStartupLock } from './db/migrate.ts';
 import { createLogger } from './logger.ts';
-import { ensureGuestPreviewOrigin } from './services/bootstrap.ts';
+import {
+  bootstrapAdministrator,
+  ensureDemoOrganization,
+  ensureGuestPreviewOrigin,
+  type BootstrappedAdmin,
+} from './services/bootstrap.ts';
 import type { ServerDeps } from './operations/context.ts';
 
 export { loadConfig, type Config } from './config.ts';
@@ -21,10 +27,11 @@ export { bootstrapAdministrator, ensureDemoOrganization } from './services/boots
 export type { ServerDeps } from './operations/context.ts';
 // What the live app shares with the console: API tokens and their limits, channel records.
 export type { TokenPrincipal } from './auth/api-tokens.ts';
-export { Throttle } from './auth/throttle.ts';
+export type { RateLimits } from './auth/rate-limits.ts';
 export { AppError } from './http/app-error.ts';
 export { bearerAuth } from './http/public-api.ts';
 export { clientAddress } from './http/request.ts';
+export { refusePrivateUrls } from './services/public-hosts.ts';
 export {
   createChannelRecord,
   findChannel,
@@ -35,16 +42,30 @@ export {
   type ChannelSettings,
 } from './operations/channels.ts';
 
-/** Opens and migrates the database and builds what every handler shares. */
+/**
+ * Opens and migrates the database and builds what every handler shares. With `seed` (the
+ * console's entry points) start-up also creates the first administrator and, with DEMO=1, the
+ * demo organization; `admin` is set only when this process created the administrator.
+ */
 export async function createServerDeps(
   config: Config,
-  options: { log?: Logger } = {},
-): Promise<{ deps: ServerDeps; database: DatabaseHandle }> {
+  options: { log?: Logger; seed?: boolean } = {},
+): Promise<{ deps: ServerDeps; database: DatabaseHandle; admin?: BootstrappedAdmin }> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  await migrateToLatest(database.db);
-  // Reference data every installation has, like its schema: the guest preview's origin.
-  await ensureGuestPreviewOrigin(database.db, config);
+  const admin = await withStartupLock(database, async () => {
+    await migrateToLatest(database.db);
+    // Reference data every installation has, like its schema: the guest preview's origin.
+    await ensureGuestPreviewOrigin(database.db, config);
+    if (!options.seed) return undefined;
+    if (config.DEMO) await ensureDemoOrganization(database.db, config);
+    return bootstrapAdministrator(database.db, config);
+  });
   const log = options.log ?? createLogger(config, 'server');
+  if (keyBesideDatabase(config))
+    log.warn(
+      { path: join(config.DATA_DIR, 'secret.key') },
+      'SECRET_KEY is unset: the generated key sits beside the embedded database, so a copy of DATA_DIR opens every sealed secret; set SECRET_KEY and keep it elsewhere',
+    );
   const sessions = new SessionStore(database.db, {
     idleMs: config.SESSION_IDLE_MINUTES * 60_000,
     absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
@@ -53,10 +74,10 @@ export async function createServerDeps(
     config,
     db: database.db,
     sessions,
-    throttle: new Throttle(database.db),
+    limits: new RateLimits({ redisUrl: config.REDIS_URL, log }),
     secrets: SecretBox.load({ secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR }),
     mailer: new Mailer(database.db, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
     log,
   };
-  return { deps, database };
+  return { deps, database, admin };
 }

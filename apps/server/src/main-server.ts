@@ -6,12 +6,11 @@ import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-ser
 import { AppError } from './http/app-error.ts';
 import { drainServer } from './http/drain.ts';
 import { Health, redisCheck } from './http/health.ts';
-import { bootstrapAdministrator, createServerDeps, loadConfig } from './index.ts';
+import { createServerDeps, loadConfig } from './index.ts';
 import { onShutdown, processRegistry, startOps } from './process.ts';
 
 const config = loadConfig();
-const { deps, database } = await createServerDeps(config);
-const admin = await bootstrapAdministrator(deps.db, config);
+const { deps, database, admin } = await createServerDeps(config, { seed: true });
 const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
 const registry = processRegistry('server');
 const health = new Health();
@@ -68,5 +67,6 @@ onShutdown(deps.log, health, graceMs, [
   },
   () => drainServer(ops.server, 0),
   async () => requester?.close(),
+  () => deps.limits.close(),
   () => database.close(),
 ]);

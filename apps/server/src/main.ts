@@ -7,13 +7,11 @@ import { createLive } from '@ukiyo/live';
 import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
 import { drainServer } from './http/drain.ts';
 import { Health } from './http/health.ts';
-import { bootstrapAdministrator, createServerDeps, ensureDemoOrganization, loadConfig } from './index.ts';
+import { createServerDeps, loadConfig } from './index.ts';
 import { onShutdown, processRegistry, startOps } from './process.ts';
 
 const config = loadConfig();
-const { deps, database } = await createServerDeps(config);
-const admin = await bootstrapAdministrator(deps.db, config);
-if (config.DEMO) await ensureDemoOrganization(deps.db, config);
+const { deps, database, admin } = await createServerDeps(config, { seed: true });
 const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
 
 // The edge first: the console's cache screen and the public cache API reach its cache.
@@ -80,5 +78,6 @@ onShutdown(deps.log, health, graceMs, [
     ]);
   },
   async () => ops && drainServer(ops.server, 0),
+  () => deps.limits.close(),
   () => database.close(),
 ]);

@@ -1,15 +1,13 @@
 import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, operations, OriginKind, Permission } from '@ukiyo/contract';
 import { Secret, TOTP } from 'otpauth';
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Mailer } from '../src/mail/mailer.ts';
+import { RESET_PER_EMAIL_AND_ADDRESS } from '../src/operations/users.ts';
 import {
   Client,
   createTestUser,
   lastMail,
   loggedIn,
+  startSmtpSink,
   PASSWORD,
   testServer,
   unique,
@@ -171,26 +169,7 @@ describe('registration and activation', () => {
   });
 
   it('delivers mail through SMTP when SMTP_URL is set', async () => {
-    const received: string[] = [];
-    const sink = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, _session, callback) {
-        let data = '';
-        stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
-        stream.on('end', () => {
-          received.push(data);
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-    const port = (sink.server.address() as AddressInfo).port;
-    const mailer = new Mailer(
-      server.deps.db,
-      { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Ukiyo <no-reply@example.com>' },
-      pino({ level: 'silent' }),
-    );
+    const { received, mailer, close } = await startSmtpSink(server.deps);
     const viaSmtp = await loggedIn(
       await server.withConfig({}, { mailer }),
       (await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS })).email,
@@ -206,7 +185,7 @@ describe('registration and activation', () => {
       .where('recipient', '=', input.user.emailAddress)
       .executeTakeFirstOrThrow();
     expect(outbox.sent_at).not.toBeNull();
-    await new Promise<void>((resolve) => sink.close(() => resolve()));
+    await close();
   });
 });
 
@@ -454,17 +433,26 @@ describe('two-step login', () => {
     expect((await new Client(server.baseUrl).login(email, password)).body.totpRequired).toBe(false);
   });
 
-  it('throttles guesses of the second step', async () => {
+  it('throttles guesses of the second step per address, never the user elsewhere', async () => {
     const { owner, email, password } = await registeredTenant();
     const begun = await owner.call('user.totp_begin');
     const totp = new TOTP({ secret: Secret.fromBase32(begun.body.secret as string) });
-    await owner.call('user.totp_enable', { code: totp.generate() });
-    const client = new Client(server.baseUrl);
-    await client.login(email, password);
-    for (let i = 0; i < 5; i++) await client.call('auth.verify_totp', { code: 'zzzzz-zzzzz' });
-    expect((await client.call('auth.verify_totp', { code: totp.generate() })).body.error).toBe(
-      'too many attempts',
-    );
+    const enabled = await owner.call('user.totp_enable', { code: totp.generate() });
+    const base = await server.withConfig({ TRUST_PROXY: true });
+    const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+    const guessing = from(`198.51.100.${1 + Math.floor(Math.random() * 250)}`);
+    const client = new Client(base);
+    await client.call('auth.login', { emailAddress: email, password }, guessing);
+    for (let i = 0; i < 5; i++) await client.call('auth.verify_totp', { code: 'zzzzz-zzzzz' }, guessing);
+    const locked = await client.call('auth.verify_totp', { code: totp.generate() }, guessing);
+    expect(locked).toMatchObject({ status: 429, body: { error: 'too many attempts' } });
+    expect(locked.headers.get('retry-after')).toBe('60');
+
+    const user = new Client(base);
+    const elsewhere = from(`203.0.113.${1 + Math.floor(Math.random() * 250)}`);
+    await user.call('auth.login', { emailAddress: email, password }, elsewhere);
+    const backupCode = (enabled.body.backupCodes as string[])[0]!;
+    expect((await user.call('auth.verify_totp', { code: backupCode }, elsewhere)).status).toBe(200);
   });
 });
 
@@ -487,6 +475,24 @@ describe('password reset', () => {
     expect((await reset(email)).status).toBe(200);
     expect((await reset(email)).body.error).toBe('not valid user');
     expect((await new Client(server.baseUrl).login(email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('limits reset mails per e-mail and address, so requests from elsewhere still go out', async () => {
+    const { email } = await registeredTenant();
+    const client = new Client(await server.withConfig({ TRUST_PROXY: true }));
+    const request = (address: string) =>
+      client.call(
+        'user.request_password_reset',
+        { emailAddress: email },
+        { headers: { 'X-Forwarded-For': address } },
+      );
+    const flooding = `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+    for (let i = 0; i < RESET_PER_EMAIL_AND_ADDRESS.points; i++)
+      expect((await request(flooding)).status).toBe(200);
+    const refused = await request(flooding);
+    expect(refused).toMatchObject({ status: 429, body: { error: 'too many attempts' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect((await request(`203.0.113.${1 + Math.floor(Math.random() * 250)}`)).status).toBe(200);
   });
 });
 

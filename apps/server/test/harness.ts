@@ -3,14 +3,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { API_VERSION } from '@ukiyo/contract';
+import { API_VERSION, OriginKind } from '@ukiyo/contract';
+import pino from 'pino';
 import sharp from 'sharp';
+import { SMTPServer } from 'smtp-server';
 import { inject } from 'vitest';
-import { createEdge, type Edge } from '../../edge/src/index.ts';
+import { createEdge, type Edge, type EdgeOptions } from '../../edge/src/index.ts';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { createOrganization, createSakuraAccount } from '../src/db/repositories/organizations.ts';
+import { insertOrigin } from '../src/db/repositories/origins.ts';
+import { Mailer } from '../src/mail/mailer.ts';
 import { createUser, setUserRestrictions } from '../src/db/repositories/users.ts';
 import { createServerApp, createServerDeps, loadConfig, type Config, type ServerDeps } from '../src/index.ts';
 
@@ -35,7 +39,8 @@ function listen(deps: ServerDeps): Promise<string> {
 /**
  * One server per test worker, on a real listening socket over the real database (PGlite in a
  * temporary DATA_DIR, or the run's PostgreSQL database). Test files share it, so each test
- * creates its own organizations and users with unique names.
+ * creates its own organizations and users with unique names. It allows origins on private
+ * addresses, as the suites' local origins need.
  */
 export function testServer(): Promise<TestServer> {
   shared ??= (async () => {
@@ -44,6 +49,9 @@ export function testServer(): Promise<TestServer> {
       DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-it-')),
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       LOG_LEVEL: 'silent',
+      // The suites' origins, webhooks and S3 stand-ins listen on loopback; the refusal itself
+      // is tested on a listener with it unset (origin-addresses.int.test.ts).
+      ALLOW_PRIVATE_ORIGINS: '1',
     });
     const { deps } = await createServerDeps(config);
     const baseUrl = await listen(deps);
@@ -188,9 +196,97 @@ export async function startImageServer(
  * An image edge over the test server's database, allowed to reach loopback origins, with a
  * cache of its own; polling and metering are left to the test (refreshOrigins, flushUsage).
  */
-export function startTestEdge(server: TestServer): Promise<Edge> {
+export function startTestEdge(server: TestServer, options: Partial<EdgeOptions> = {}): Promise<Edge> {
   return createEdge(
     { ...server.deps, config: { ...server.deps.config, ALLOW_PRIVATE_ORIGINS: true } },
-    { cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-edge-')), originPollMs: 60_000, meteringFlushMs: 60_000 },
+    {
+      cacheDir: mkdtempSync(join(tmpdir(), 'ukiyo-edge-')),
+      originPollMs: 60_000,
+      meteringFlushMs: 60_000,
+      ...options,
+    },
   );
+}
+
+/** An HTTP origin of the organization over `host` (a loopback server), written straight to the database; returns its name. */
+export async function insertHttpOrigin(
+  deps: ServerDeps,
+  organizationId: number,
+  host: string,
+): Promise<string> {
+  const name = `${unique('o')}.${deps.config.EDGE_DOMAIN}`;
+  await insertOrigin(
+    deps.db,
+    organizationId,
+    name,
+    {
+      kind: OriginKind.http,
+      originName: name,
+      enableSignedUrl: false,
+      signingSecretEnc: '',
+      defaultCache: 3600,
+      description: '',
+      config: { scheme: 'http', host, pathPrefix: '', rewriteHost: '' },
+      acl: { isAllowList: false, cidrs: [] },
+      overridableParameters: '',
+    },
+    [],
+  );
+  return name;
+}
+
+export interface EdgeAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  ms: number;
+}
+
+/** A GET to a listening edge for `host` (the origin's name), timed. */
+export function getFromEdge(edge: Edge, host: string, path: string): Promise<EdgeAnswer> {
+  const { port } = edge.server.address() as AddressInfo;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          ms: performance.now() - started,
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A local SMTP server collecting what it receives, and a Mailer sending to it. */
+export async function startSmtpSink(
+  deps: ServerDeps,
+): Promise<{ received: string[]; mailer: Mailer; close(): Promise<void> }> {
+  const received: string[] = [];
+  const sink = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, _session, callback) {
+      let data = '';
+      stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
+      stream.on('end', () => {
+        received.push(data);
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const port = (sink.server.address() as AddressInfo).port;
+  const mailer = new Mailer(
+    deps.db,
+    { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Ukiyo <no-reply@example.com>' },
+    pino({ level: 'silent' }),
+  );
+  return { received, mailer, close: () => new Promise<void>((resolve) => sink.close(() => resolve())) };
 }

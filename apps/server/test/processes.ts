@@ -134,6 +134,7 @@ export async function processEnv(extra: Record<string, string>): Promise<Record<
     DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-proc-')),
     LOG_LEVEL: 'warn',
     MALLOC_ARENA_MAX: '2',
+    UV_THREADPOOL_SIZE: '8',
     ...extra,
   };
 }

@@ -149,37 +149,53 @@ describe('public API rate limits', () => {
       method: 'POST',
       headers: { 'X-Forwarded-For': ip, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
     });
+    const header = (name: string) => response.headers.get(name);
     return {
       status: response.status,
-      retryAfter: response.headers.get('retry-after'),
+      retryAfter: header('retry-after'),
+      rateLimit: [header('ratelimit-limit'), header('ratelimit-remaining'), header('ratelimit-reset')],
       body: await response.json(),
     };
   }
 
-  it('locks a client address out after 20 bad tokens', async () => {
-    const base = await server.withConfig({ TRUST_PROXY: true });
-    const ip = `203.0.113.${Math.floor(Math.random() * 250)}`;
-    for (let i = 0; i < 20; i++) expect((await publicCall(base, `bad-${i}`, ip)).status).toBe(401);
-    const locked = await publicCall(base, 'bad-again', ip);
-    expect(locked).toMatchObject({ status: 429, body: { ok: false, error: 'too many requests' } });
-    expect(Number(locked.retryAfter)).toBeGreaterThan(0);
-    const otherAddress = await publicCall(base, 'bad', `198.18.0.${Math.floor(Math.random() * 250)}`);
-    expect(otherAddress.status).toBe(401);
-  });
-
-  it('limits calls per token and minute (PUBLIC_API_RATE_PER_MINUTE)', async () => {
+  async function cacheToken() {
     const { user } = await member(Permission.cache);
     const owner = await loggedIn(server.baseUrl, user.email);
     const added = await owner.call('auth_token.add', {
       authToken: { description: unique('rate'), permission: Permission.cache },
     });
-    const token = added.body.encodedToken as string;
+    return added.body.encodedToken as string;
+  }
+
+  it('refuses further bad tokens from an address after 20, never a valid token from it', async () => {
+    const token = await cacheToken();
+    const base = await server.withConfig({ TRUST_PROXY: true });
+    const ip = `203.0.113.${Math.floor(Math.random() * 250)}`;
+    for (let i = 0; i < 20; i++) expect((await publicCall(base, `bad-${i}`, ip)).status).toBe(401);
+    for (const bad of ['bad-again', undefined]) {
+      const locked = await publicCall(base, bad, ip);
+      expect(locked).toMatchObject({ status: 429, body: { ok: false, error: 'too many requests' } });
+      expect(Number(locked.retryAfter)).toBeGreaterThan(800);
+    }
+    // Everyone behind that address (one NAT) with a token of their own goes on working.
+    expect(await publicCall(base, token, ip)).toMatchObject({ status: 200, body: { ok: true } });
+    const otherAddress = await publicCall(base, 'bad', `198.18.0.${Math.floor(Math.random() * 250)}`);
+    expect(otherAddress.status).toBe(401);
+  });
+
+  it('limits calls per token and minute (PUBLIC_API_RATE_PER_MINUTE), with RateLimit headers', async () => {
+    const token = await cacheToken();
     const base = await server.withConfig({ TRUST_PROXY: true, PUBLIC_API_RATE_PER_MINUTE: 3 });
     const ip = `192.0.2.${Math.floor(Math.random() * 250)}`;
-    for (let i = 0; i < 3; i++) expect((await publicCall(base, token, ip)).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const call = await publicCall(base, token, ip);
+      expect(call.status).toBe(200);
+      expect(call.rateLimit).toEqual(['3', String(2 - i), '60']);
+    }
     const limited = await publicCall(base, token, ip);
     expect(limited.status).toBe(429);
     expect(limited.retryAfter).toBe('60');
+    expect(limited.rateLimit).toEqual(['3', '0', '60']);
   });
 });
 

@@ -1,15 +1,12 @@
-import type { AddressInfo } from 'node:net';
 import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, Permission } from '@ukiyo/contract';
-import pino from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mailer } from '../src/mail/mailer.ts';
 import {
   Client,
   createTenant,
   createTestUser,
   lastMail,
   loggedIn,
+  startSmtpSink,
   testServer,
   unique,
   type TestServer,
@@ -159,20 +156,8 @@ function contact(overrides: Record<string, unknown> = {}) {
 }
 
 describe('help centre contact form', () => {
-  const received: string[] = [];
-  const sink = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, _session, callback) {
-      let data = '';
-      stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
-      stream.on('end', () => {
-        received.push(data);
-        callback();
-      });
-    },
-  });
-  afterAll(() => new Promise<void>((resolve) => sink.close(() => resolve())));
+  let smtp: Awaited<ReturnType<typeof startSmtpSink>> | undefined;
+  afterAll(() => smtp?.close());
 
   it('answers the validation messages of the contract', async () => {
     const { client } = await member();
@@ -202,13 +187,8 @@ describe('help centre contact form', () => {
   });
 
   it('stores the request and mails support and the sender through SMTP', async () => {
-    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-    const port = (sink.server.address() as AddressInfo).port;
-    const mailer = new Mailer(
-      server.deps.db,
-      { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Ukiyo <no-reply@example.com>' },
-      pino({ level: 'silent' }),
-    );
+    smtp = await startSmtpSink(server.deps);
+    const { received, mailer } = smtp;
     const support = `${unique('support')}@example.com`;
     const url = await server.withConfig({ SUPPORT_EMAIL: support }, { mailer });
     const { email, userId } = await member(Permission.statistics);

@@ -6,6 +6,7 @@ import {
   Permission,
 } from '@ukiyo/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LOGIN_PER_ACCOUNT_AND_ADDRESS, LOGIN_PER_ADDRESS } from '../src/operations/auth.ts';
 import { Client, createTenant, createTestUser, PASSWORD, testServer, type TestServer } from './harness.ts';
 
 let server: TestServer;
@@ -17,6 +18,9 @@ async function raw(path: string, init: RequestInit = {}) {
   const response = await fetch(`${server.baseUrl}${path}`, init);
   return { status: response.status, body: (await response.json()) as { error?: string } };
 }
+
+/** An address of its own per test: the worker's limits outlive a test. */
+const randomAddress = (prefix: string) => `${prefix}.${1 + Math.floor(Math.random() * 250)}`;
 
 const XHR = { 'X-Requested-With': 'XMLHttpRequest', 'Content-Type': 'application/json' };
 
@@ -212,7 +216,7 @@ describe('login, whoami, logout', () => {
     expect(result.body).toEqual({ error: 'wrong email or password' });
   });
 
-  it('throttles an e-mail address after repeated failures, even with the right password', async () => {
+  it('locks an account only for the address its wrong passwords came from, never for the owner elsewhere', async () => {
     const tenant = await createTenant(server.deps);
     const user = await createTestUser(server.deps, {
       accountId: tenant.accountId,
@@ -223,35 +227,67 @@ describe('login, whoami, logout', () => {
       permission: ALL_MEMBER_PERMISSIONS,
     });
     const client = new Client(await server.withConfig({ TRUST_PROXY: true }));
-    const from = { headers: { 'X-Forwarded-For': `198.51.100.${Math.floor(Math.random() * 200)}` } };
-    for (let i = 0; i < 5; i++) {
-      const failed = await client.call(
+    const [attacker, owner] = [randomAddress('198.51.100'), randomAddress('203.0.113')];
+    const login = (email: string, password: string, address: string) =>
+      client.call(
         'auth.login',
-        { emailAddress: user.email, password: 'wrong-password' },
-        from,
+        { emailAddress: email, password },
+        { headers: { 'X-Forwarded-For': address } },
       );
-      expect(failed.body.error).toBe('wrong email or password');
-    }
-    const locked = await client.call('auth.login', { emailAddress: user.email, password: PASSWORD }, from);
+    const failFive = async () => {
+      for (let i = 0; i < 5; i++)
+        expect((await login(user.email, 'wrong-password', attacker)).body.error).toBe(
+          'wrong email or password',
+        );
+    };
+
+    await failFive();
+    // The pair is locked, even with the right password; the same for an unknown e-mail would
+    // look alike (one answer whether the account exists or not).
+    const locked = await login(user.email, PASSWORD, attacker);
     expect(locked).toMatchObject({ status: 429, body: { error: 'too many attempts' } });
-    const unaffected = await client.call(
-      'auth.login',
-      { emailAddress: other.email, password: PASSWORD },
-      from,
-    );
-    expect(unaffected.status).toBe(200);
+    expect(locked.headers.get('retry-after')).toBe('60');
+    expect((await login(user.email, PASSWORD, owner)).status).toBe(200);
+    expect((await login(other.email, PASSWORD, attacker)).status).toBe(200);
+
+    // When the lock ends (its counter dropped here instead of waiting a minute), five more
+    // failures lock the pair for twice as long.
+    await server.deps.limits
+      .limiter('login:account-address', LOGIN_PER_ACCOUNT_AND_ADDRESS)
+      .delete(`${user.email} ${attacker}`);
+    await failFive();
+    const longer = await login(user.email, PASSWORD, attacker);
+    expect(longer.status).toBe(429);
+    expect(longer.headers.get('retry-after')).toBe('120');
+    expect((await login(user.email, PASSWORD, owner)).status).toBe(200);
   });
 
-  it('throttles a client address that tries many e-mail addresses', async () => {
+  it('locks a client address that tries many e-mail addresses, and only that address', async () => {
+    const tenant = await createTenant(server.deps);
+    const user = await createTestUser(server.deps, {
+      accountId: tenant.accountId,
+      permission: ALL_MEMBER_PERMISSIONS,
+    });
     const client = new Client(await server.withConfig({ TRUST_PROXY: true }));
-    const from = { headers: { 'X-Forwarded-For': '192.0.2.77' } };
-    let last = 0;
-    for (let i = 0; i < 31; i++) {
-      last = (
-        await client.call('auth.login', { emailAddress: `spray${i}@example.com`, password: 'guess' }, from)
-      ).status;
+    const [spraying, elsewhere] = [randomAddress('192.0.2'), randomAddress('198.18.0')];
+    const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+    for (let i = 0; i < LOGIN_PER_ADDRESS.points; i++) {
+      const guess = { emailAddress: `spray${i}@example.com`, password: 'guess' };
+      expect((await client.call('auth.login', guess, from(spraying))).status).toBe(400);
     }
-    expect(last).toBe(429);
+    const locked = await client.call(
+      'auth.login',
+      { emailAddress: user.email, password: PASSWORD },
+      from(spraying),
+    );
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBe(LOGIN_PER_ADDRESS.firstLockSeconds);
+    const owner = await client.call(
+      'auth.login',
+      { emailAddress: user.email, password: PASSWORD },
+      from(elsewhere),
+    );
+    expect(owner.status).toBe(200);
   });
 });
 

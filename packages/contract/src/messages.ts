@@ -46,6 +46,10 @@ export const MESSAGES = {
     ja: 'IPアドレスまたはCIDRを1行に1つ入力してください',
     en: 'enter one IP address or CIDR per line',
   },
+  'validation.privateAddress': {
+    ja: 'プライベート、ループバック、リンクローカルのアドレスには接続できません',
+    en: 'private, loopback and link-local addresses cannot be reached',
+  },
   'validation.permissionNotHeld': {
     ja: '自分が持っていない権限は付与できません',
     en: 'you can grant only permissions you hold',

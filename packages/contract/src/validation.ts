@@ -15,6 +15,8 @@ const requiredOrInvalid = {
 export const EMAIL_PATTERN = /^[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}$/;
 export const HOSTNAME_PATTERN =
   /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$/;
+/** An IPv6 address literal as a URL writes it, in brackets, optionally with a port. */
+const BRACKETED_IPV6_PATTERN = /^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 export const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 export const PASSWORD_MAX = 128;
 
@@ -62,13 +64,19 @@ export const integer = (min: number, max: number) =>
 
 export const bool = () => z.boolean(requiredOrInvalid);
 
+/** A host name or IPv4 address, or an IPv6 address in brackets, each with an optional port. */
 export const hostname = () =>
   z
     .string(requiredOrInvalid)
     .trim()
     .min(1, 'validation.required')
     .max(253, messageRef('validation.maxLength', { n: 253 }))
-    .regex(HOSTNAME_PATTERN, 'validation.host');
+    .refine(
+      (value) =>
+        HOSTNAME_PATTERN.test(value) ||
+        (BRACKETED_IPV6_PATTERN.test(value) && URL.canParse(`http://${value}/`)),
+      'validation.host',
+    );
 
 export const isoDateTime = () => z.iso.datetime({ offset: true, error: 'validation.invalid' });
 

@@ -166,7 +166,11 @@ export const defaults = {
   textBackground: { r: 0, g: 0, b: 0, alpha: 0 },
 } as const;
 
-/** Ranges the grammar accepts; sizes beyond MAX_SIDE are accepted and scaled down later. */
+/**
+ * Ranges the grammar accepts; sizes beyond MAX_SIDE are accepted and scaled down later.
+ * Filter strengths are capped where their cost grows with the value: a blur of sigma 100
+ * takes ~1 s on a 12 MP image (sigma 1000 never finished), the transform budget sees the rest.
+ */
 export const paramLimits = {
   size: 65535,
   coordinate: 65535,
@@ -175,6 +179,7 @@ export const paramLimits = {
   layers: 8,
   textLength: 1000,
   textSize: 1000,
+  blurSigma: 100,
 } as const;
 
 export type Result<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -692,7 +697,7 @@ function blur(raw: string): Blur {
   if (!m) fail('blur: expected RxS');
   return {
     radius: integer(m[1] ?? '', 'blur radius', 1, 1000),
-    sigma: number(m[2] ?? '', 'blur sigma', 0, 1000, true),
+    sigma: number(m[2] ?? '', 'blur sigma', 0, paramLimits.blurSigma, true),
   };
 }
 

@@ -59,20 +59,30 @@ function coversHost(certificate: string, host: string): boolean {
 
 type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: string };
 
+type Certificates = Map<number, { fingerprint: string; context: SecureContext }>;
+
+/** What changes an origin as the edge serves it: any edit bumps config_version. */
+const versionOf = (row: { config_version: number; enable_text_overlay: boolean }) =>
+  `${row.config_version}:${row.enable_text_overlay ? 1 : 0}`;
+
 /**
- * Host name to origin, from the database. Every edge process polls a cheap fingerprint of the
- * origins table, so a change made anywhere reaches every edge within one interval; after
- * loading a version it records Applied (or Error with the reason) on that version only, so a
- * newer edit is never marked as applied by an older load.
+ * Host name to origin, from the database. Every edge process polls the origins' versions, so a
+ * change made anywhere reaches every edge within one interval; after loading a version it
+ * records Applied (or Error with the reason) on that version only, so a newer edit is never
+ * marked as applied by an older load. Only the origins whose version changed are read and
+ * opened again: a tenant editing origins in a loop costs the edge one origin per edit, not all
+ * of them.
  */
 export class OriginRegistry {
   private byHost = new Map<string, EdgeOrigin>();
   private byId = new Map<number, EdgeOrigin>();
   /** Custom domain to its TLS context; only custom domains with a certificate are here. */
   private bySni = new Map<string, SecureContext>();
-  /** `{originId}:{fingerprint}`: contexts are built once per uploaded certificate. */
-  private contexts = new Map<string, SecureContext>();
-  private fingerprint = '';
+  /** By origin: a context is built once per uploaded certificate. */
+  private contexts: Certificates = new Map();
+  /** The version of every origin loaded or refused, by id. */
+  private versions = new Map<number, string>();
+  private started = false;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
 
@@ -111,57 +121,65 @@ export class OriginRegistry {
     return this.bySni.get(servername.replace(/\.$/, '').toLowerCase());
   }
 
-  /** Reloads when the table changed; concurrent callers share one reload. */
+  /** Reloads what changed in the table; concurrent callers share one reload. */
   refresh(): Promise<void> {
-    this.reloading ??= this.reloadIfChanged().finally(() => {
+    this.reloading ??= this.reloadChanged().finally(() => {
       this.reloading = undefined;
     });
     return this.reloading;
   }
 
-  private async reloadIfChanged(): Promise<void> {
-    const versions = await this.db
+  private async reloadChanged(): Promise<void> {
+    // LIVE origins belong to the live service; their status is not the edge's to set.
+    const current = await this.db
       .selectFrom('origins')
       .innerJoin('organizations', 'organizations.id', 'origins.organization_id')
       .select(['origins.id', 'origins.config_version', 'organizations.enable_text_overlay'])
-      .orderBy('origins.id')
+      .where('origins.kind', '<>', OriginKind.live)
       .execute();
-    const fingerprint = versions
-      .map((v) => `${v.id}:${v.config_version}:${v.enable_text_overlay ? 1 : 0}`)
-      .join(',');
-    if (fingerprint === this.fingerprint) return;
-    const first = this.fingerprint === '';
-    await this.reload();
-    this.fingerprint = fingerprint;
+    const present = new Set(current.map((row) => row.id));
+    const changed = current
+      .filter((row) => this.versions.get(row.id) !== versionOf(row))
+      .map((row) => row.id);
+    const removed = [...this.versions.keys()].filter((id) => !present.has(id));
+    const first = !this.started;
+    this.started = true;
+    if (changed.length === 0 && removed.length === 0) return;
+    await this.reload(changed, removed);
     if (!first) this.on.changed();
   }
 
-  private async reload(): Promise<void> {
-    // LIVE origins belong to the live service; their status is not the edge's to set.
-    const rows = await originRows(this.db).where('origins.kind', '<>', OriginKind.live).execute();
-    const rules = await this.db.selectFrom('conversion_parameters').selectAll().orderBy('position').execute();
+  private async reload(changed: number[], removed: number[]): Promise<void> {
+    const rows = await originRows(this.db)
+      .where((eb) => eb('origins.id', '=', eb.fn.any(eb.val(changed))))
+      .execute();
+    const rules = await this.db
+      .selectFrom('conversion_parameters')
+      .selectAll()
+      .where((eb) => eb('origin_id', '=', eb.fn.any(eb.val(changed))))
+      .orderBy('position')
+      .execute();
     const certificates = new Map(
       (
         await this.db
           .selectFrom('tls_certificates')
           .select(['origin_id', 'fingerprint', 'certificate', 'intermediate_certificate', 'private_key_enc'])
+          .where((eb) => eb('origin_id', '=', eb.fn.any(eb.val(changed))))
           .execute()
       ).map((certificate) => [certificate.origin_id, certificate]),
     );
-    const byHost = new Map<string, EdgeOrigin>();
-    const byId = new Map<number, EdgeOrigin>();
-    const bySni = new Map<string, SecureContext>();
-    const contexts = new Map<string, SecureContext>();
+    const loaded = new Map<number, EdgeOrigin | null>();
+    const contexts: Certificates = new Map();
     for (const row of rows) {
-      const loaded = this.load(
+      const result = this.load(
         row,
         rules.filter((rule) => rule.origin_id === row.id),
         certificates.get(row.id),
         contexts,
       );
-      const [status, message] = loaded.origin
+      const [status, message] = result.origin
         ? [OriginStatus.applied, '']
-        : [OriginStatus.error, loaded.problem];
+        : [OriginStatus.error, result.problem];
       if (row.status !== status || row.status_message !== message) {
         await this.db
           .updateTable('origins')
@@ -170,26 +188,56 @@ export class OriginRegistry {
           .where('config_version', '=', row.config_version)
           .execute();
       }
-      if (!loaded.origin) continue;
-      byId.set(row.id, loaded.origin);
-      byHost.set(row.name.toLowerCase(), loaded.origin);
-      byHost.set(row.origin_name.toLowerCase(), loaded.origin);
-      const customDomain = row.origin_name.toLowerCase();
-      if (loaded.origin.tls && customDomain !== row.name.toLowerCase())
-        bySni.set(customDomain, loaded.origin.tls);
+      loaded.set(row.id, result.origin);
     }
-    for (const id of this.byId.keys()) if (!byId.has(id)) this.on.removed(id);
-    this.byHost = byHost;
-    this.byId = byId;
-    this.bySni = bySni;
-    this.contexts = contexts;
+    // Deleted since the versions were read: gone like the removed ones.
+    const gone = [...removed, ...changed.filter((id) => !loaded.has(id))];
+    // Every old name is dropped before any new one is added: a name one origin gives up may be
+    // taken by another in the same reload.
+    const dropped = new Set([...loaded.keys(), ...gone].filter((id) => this.unindex(id)));
+    for (const row of rows) {
+      const origin = loaded.get(row.id);
+      const context = contexts.get(row.id);
+      if (context) this.contexts.set(row.id, context);
+      else this.contexts.delete(row.id);
+      this.versions.set(row.id, versionOf(row));
+      if (!origin) continue;
+      this.index(origin);
+      dropped.delete(row.id);
+    }
+    for (const id of gone) {
+      this.contexts.delete(id);
+      this.versions.delete(id);
+    }
+    for (const id of dropped) this.on.removed(id);
+  }
+
+  private index(origin: EdgeOrigin): void {
+    const name = origin.name.toLowerCase();
+    const customDomain = origin.originName.toLowerCase();
+    this.byId.set(origin.id, origin);
+    this.byHost.set(name, origin);
+    this.byHost.set(customDomain, origin);
+    if (origin.tls && customDomain !== name) this.bySni.set(customDomain, origin.tls);
+  }
+
+  /** Forgets a loaded origin's names; false when it was not loaded. */
+  private unindex(id: number): boolean {
+    const origin = this.byId.get(id);
+    if (!origin) return false;
+    this.byId.delete(id);
+    for (const host of [origin.name.toLowerCase(), origin.originName.toLowerCase()]) {
+      if (this.byHost.get(host) === origin) this.byHost.delete(host);
+      if (origin.tls && this.bySni.get(host) === origin.tls) this.bySni.delete(host);
+    }
+    return true;
   }
 
   private load(
     row: OriginRow,
     rules: Array<{ pattern: string; path: string; parameter: string; disallow_override: boolean }>,
     certificate: CertificateRow | undefined,
-    contexts: Map<string, SecureContext>,
+    contexts: Certificates,
   ): Loaded {
     const fail = (problem: string): Loaded => ({ origin: null, problem });
     let signingSecret = '';
@@ -255,10 +303,9 @@ export class OriginRegistry {
     let tls: SecureContext | null = null;
     // A certificate left over from an earlier custom domain is not served for the new one.
     if (certificate && coversHost(certificate.certificate, row.origin_name)) {
-      const cacheKey = `${row.id}:${certificate.fingerprint}`;
-      const known = this.contexts.get(cacheKey);
-      if (known) {
-        tls = known;
+      const known = this.contexts.get(row.id);
+      if (known?.fingerprint === certificate.fingerprint) {
+        tls = known.context;
       } else {
         let key: string;
         try {
@@ -275,7 +322,7 @@ export class OriginRegistry {
           return fail(`the TLS certificate cannot be loaded: ${(error as Error).message}`);
         }
       }
-      contexts.set(cacheKey, tls);
+      contexts.set(row.id, { fingerprint: certificate.fingerprint, context: tls });
     }
     return {
       problem: null,

@@ -2,18 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { addressLiteral, isPublicAddress } from '@ukiyo/contract/addresses';
 import { OriginError } from './errors.ts';
-
-/**
- * Only globally routable unicast addresses: loopback, private, link-local (cloud metadata at
- * 169.254.169.254), unique-local, CGNAT, multicast and the IPv6 tunnelling ranges that can
- * embed a private IPv4 address are all refused.
- */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
-}
 
 export function refuseAddress(host: string, address: string): OriginError {
   return new OriginError('forbidden', `origin address ${address} of ${host} is not allowed`);
@@ -41,8 +31,8 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
 
 /** Node skips the lookup for IP literals, so those are checked before connecting. */
 export function checkLiteralHost(host: string, allowPrivate: boolean): void {
-  const bare = host.replace(/^\[(.*)\]$/, '$1');
-  if (!allowPrivate && ipaddr.isValid(bare) && !isPublicAddress(bare)) throw refuseAddress(host, bare);
+  const literal = addressLiteral(host);
+  if (!allowPrivate && literal !== null && !isPublicAddress(literal)) throw refuseAddress(host, literal);
 }
 
 export function guardedAgents(allowPrivate: boolean): { http: HttpAgent; https: HttpsAgent } {

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SecretBox } from './secret-box.ts';
+import { keyBesideDatabase, SecretBox } from './secret-box.ts';
 
 describe('SecretBox', () => {
   it('seals and opens, with a fresh nonce each time', () => {
@@ -28,5 +28,11 @@ describe('SecretBox', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'secret-'));
     const sealed = SecretBox.load({ dataDir }).seal('kept');
     expect(SecretBox.load({ dataDir }).open(sealed)).toBe('kept');
+  });
+
+  it('warns only of a generated key kept beside the embedded database', () => {
+    expect(keyBesideDatabase({})).toBe(true);
+    expect(keyBesideDatabase({ SECRET_KEY: randomBytes(32).toString('base64') })).toBe(false);
+    expect(keyBesideDatabase({ DATABASE_URL: 'postgres://db/ukiyo' })).toBe(false);
   });
 });

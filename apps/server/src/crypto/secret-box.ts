@@ -54,3 +54,12 @@ export class SecretBox {
     return createHmac('sha256', this.key).update(value).digest('base64url');
   }
 }
+
+/**
+ * True when the key sealing secrets at rest is the generated DATA_DIR/secret.key and the
+ * database is the embedded one in the same directory: a copy of DATA_DIR (a backup, a disk
+ * image) then carries both the sealed secrets and the key that opens them.
+ */
+export function keyBesideDatabase(config: { SECRET_KEY?: string; DATABASE_URL?: string }): boolean {
+  return !config.SECRET_KEY && !config.DATABASE_URL;
+}

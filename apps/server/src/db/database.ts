@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { PGliteThread } from './pglite-thread.ts';
 
 // bigint counters (usage bytes) stay far below 2^53; numbers everywhere, as PGlite returns.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -21,7 +22,10 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** PostgreSQL when a URL is given, else embedded PGlite under `{dataDir}/pg`. */
+/**
+ * PostgreSQL when a URL is given, else embedded PGlite under `{dataDir}/pg`, on a thread of its
+ * own so its work never holds up the thread that answers requests.
+ */
 export async function openDatabase(options: {
   databaseUrl?: string;
   dataDir: string;
@@ -35,13 +39,8 @@ export async function openDatabase(options: {
   }
   const directory = join(options.dataDir, 'pg');
   mkdirSync(directory, { recursive: true });
-  // Loaded only when embedded: the module alone takes ~40 MB of memory, which processes on a
-  // PostgreSQL server (a fleet's) do without.
-  const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(directory, {
-    postgresqlconf: PGLITE_SETTINGS,
-    parsers: { [pg.types.builtins.DATE]: (value: string) => value },
+  const db = new Kysely<Database>({
+    dialect: new PGliteDialect(new PGliteThread(directory, PGLITE_SETTINGS)),
   });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: () => db.destroy() };
 }

@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -10,15 +9,17 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { PGliteThread } from './pglite-thread.ts';
 
 /**
- * Kysely over embedded PGlite. PGlite is a single connection, so the driver hands it out to
- * one query or one transaction at a time: without the lock, a request's statements would run
- * inside another request's open transaction. Hence, inside a transaction, use only its own
- * executor: a query through the outer `db` would wait for the transaction forever.
+ * Kysely over embedded PGlite, which runs on a thread of its own (`PGliteThread`). PGlite is a
+ * single connection, so the driver hands it out to one query or one transaction at a time:
+ * without the lock, a request's statements would run inside another request's open
+ * transaction. Hence, inside a transaction, use only its own executor: a query through the
+ * outer `db` would wait for the transaction forever.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteThread) {}
 
   createAdapter() {
     return new PostgresAdapter();
@@ -38,7 +39,7 @@ class PGliteDriver implements Driver {
   private queue: Promise<void> = Promise.resolve();
   private readonly connection: PGliteConnection;
 
-  constructor(private readonly pglite: PGlite) {
+  constructor(private readonly pglite: PGliteThread) {
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -75,15 +76,10 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGliteThread) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    // Without parameters, use the simple protocol (as node-postgres does), which accepts
-    // several statements at once: migrations are written that way.
-    const result =
-      compiled.parameters.length === 0
-        ? (await this.pglite.exec(compiled.sql)).at(-1)!
-        : await this.pglite.query<R>(compiled.sql, [...compiled.parameters]);
+    const result = await this.pglite.query(compiled.sql, compiled.parameters);
     return {
       rows: result.rows as R[],
       ...(result.affectedRows === undefined ? {} : { numAffectedRows: BigInt(result.affectedRows) }),

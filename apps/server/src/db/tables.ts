@@ -80,13 +80,6 @@ export interface SessionTable {
   user_agent: Generated<string>;
 }
 
-export interface AuthThrottleTable {
-  key: string;
-  failures: Generated<number>;
-  window_started_at: Generated<Date>;
-  locked_until: NullableTimestamp;
-}
-
 export interface AuthTokenTable {
   id: Generated<number>;
   organization_id: number;
@@ -252,6 +245,10 @@ export interface MailOutboxTable {
   created_at: Generated<Date>;
   sent_at: NullableTimestamp;
   error: string | null;
+  /** SHA-256 of the single-use token in the body's link, while the body shows it. */
+  link_token_hash: string | null;
+  /** The body with that token masked, swapped in once the link no longer works or was sent. */
+  redacted_body: string | null;
 }
 
 export interface Database {
@@ -262,7 +259,6 @@ export interface Database {
   totp_backup_codes: TotpBackupCodeTable;
   password_resets: PasswordResetTable;
   sessions: SessionTable;
-  auth_throttle: AuthThrottleTable;
   auth_tokens: AuthTokenTable;
   origins: OriginTable;
   conversion_parameters: ConversionParameterTable;

@@ -1,10 +1,14 @@
 import type { ErrorCode, Invalids } from '@ukiyo/contract';
 
-/** A refusal with a catalogue code: the dispatcher turns it into `{error, invalids?, params?}`. */
+/**
+ * A refusal with a catalogue code: the dispatcher turns it into `{error, invalids?, params?}`,
+ * with a Retry-After header when the refusal says when to come back.
+ */
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly details: { invalids?: Invalids; params?: Record<string, string | number> } = {},
+    readonly headers: { retryAfterSeconds?: number } = {},
   ) {
     super(code);
   }

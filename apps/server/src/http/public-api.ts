@@ -8,7 +8,7 @@ import {
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
-import type { ThrottleRule } from '../auth/throttle.ts';
+import type { RateRule, Verdict } from '../auth/rate-limits.ts';
 import type { ServerDeps } from '../operations/context.ts';
 import { originOfUrl } from '../services/cache.ts';
 import { clientAddress } from './request.ts';
@@ -16,44 +16,62 @@ import { clientAddress } from './request.ts';
 type PublicEnv = { Variables: { principal: TokenPrincipal } };
 
 /** Guessing tokens: wrong or missing bearer tokens per client address. */
-export const PUBLIC_API_BAD_TOKEN_PER_IP: ThrottleRule = {
-  limit: 20,
-  windowMs: 15 * 60_000,
-  lockMs: 15 * 60_000,
-};
+export const BAD_TOKENS_PER_ADDRESS: RateRule = { points: 20, seconds: 15 * 60 };
 
 /**
- * Bearer-token authentication for the public APIs (cache, live): an encoded API token of the
- * organization, holding `permission`. Failures answer `{ok: false, error}` with 401 or 403.
- * Rate limits through the shared throttle table (so they hold across server processes): a
- * client address that sent too many bad tokens, or a token past PUBLIC_API_RATE_PER_MINUTE
- * calls this minute, gets 429 with Retry-After.
+ * Each token has one budget per API, so polling the live API cannot use up the calls a
+ * publisher needs for WHIP (its DELETE included), nor either the cache API's.
  */
-/** What the bearer check needs of the server's deps (the live app has only these). */
-export type BearerDeps = Pick<ServerDeps, 'db' | 'config' | 'throttle'>;
+export type TokenBudget = 'public' | 'live' | 'whip';
 
-export function bearerAuth(deps: BearerDeps, permission: number): MiddlewareHandler<PublicEnv> {
-  const perToken: ThrottleRule = {
-    limit: deps.config.PUBLIC_API_RATE_PER_MINUTE,
-    windowMs: 60_000,
-    lockMs: 60_000,
-  };
-  const tooMany = (c: Context, retryAfterMs: number) => {
-    c.header('Retry-After', String(Math.ceil(retryAfterMs / 1000)));
+const CALLS_PER_MINUTE = {
+  public: 'PUBLIC_API_RATE_PER_MINUTE',
+  live: 'LIVE_API_RATE_PER_MINUTE',
+  whip: 'WHIP_RATE_PER_MINUTE',
+} as const satisfies Record<TokenBudget, keyof ServerDeps['config']>;
+
+/** What the bearer check needs of the server's deps (the live app has only these). */
+export type BearerDeps = Pick<ServerDeps, 'db' | 'config' | 'limits'>;
+
+/** The RateLimit header fields (IETF httpapi draft), with Retry-After when refused. */
+function rateLimitHeaders(c: Context, verdict: Verdict): void {
+  const seconds = String(Math.max(1, Math.ceil(verdict.msBeforeNext / 1000)));
+  c.header('RateLimit-Limit', String(verdict.limit));
+  c.header('RateLimit-Remaining', String(verdict.remaining));
+  c.header('RateLimit-Reset', seconds);
+  if (!verdict.allowed) c.header('Retry-After', seconds);
+}
+
+/**
+ * Bearer-token authentication for the public APIs (cache, live, WHIP): an encoded API token of
+ * the organization, holding `permission`. Failures answer `{ok: false, error}` with 401 or 403.
+ * The token is looked up first (one indexed read), so a valid token is never refused for what
+ * others sent from its address: bad or missing tokens count only against their address
+ * (BAD_TOKENS_PER_ADDRESS, then 429 for further bad ones), and a valid token only against its
+ * own budget for this API, per minute, in memory or Redis (see RateLimits), never the database.
+ */
+export function bearerAuth(
+  deps: BearerDeps,
+  permission: number,
+  budget: TokenBudget,
+): MiddlewareHandler<PublicEnv> {
+  const perToken: RateRule = { points: deps.config[CALLS_PER_MINUTE[budget]], seconds: 60 };
+  const tooMany = (c: Context, verdict: Verdict) => {
+    rateLimitHeaders(c, verdict);
     return c.json({ ok: false, error: 'too many requests' }, 429);
   };
   return async (c, next) => {
-    const ipKey = `api:ip:${clientAddress(c, deps.config)}`;
-    if (await deps.throttle.isLocked([ipKey])) return tooMany(c, PUBLIC_API_BAD_TOKEN_PER_IP.lockMs);
     const principal = await resolveBearer(deps.db, c.req.header('authorization'));
     if (!principal) {
-      await deps.throttle.recordFailure(ipKey, PUBLIC_API_BAD_TOKEN_PER_IP);
+      const address = clientAddress(c, deps.config);
+      const verdict = await deps.limits.take('api-bad-token', BAD_TOKENS_PER_ADDRESS, address);
+      if (!verdict.allowed) return tooMany(c, verdict);
       c.header('WWW-Authenticate', 'Bearer');
       return c.json({ ok: false, error: 'invalid or missing API token' }, 401);
     }
-    const tokenKey = `api:token:${principal.tokenId}`;
-    if (await deps.throttle.isLocked([tokenKey])) return tooMany(c, perToken.lockMs);
-    await deps.throttle.recordFailure(tokenKey, perToken);
+    const verdict = await deps.limits.take(`api-token:${budget}`, perToken, String(principal.tokenId));
+    if (!verdict.allowed) return tooMany(c, verdict);
+    rateLimitHeaders(c, verdict);
     if (!principalHolds(principal, permission)) {
       return c.json({ ok: false, error: 'the API token lacks the permission for this call' }, 403);
     }
@@ -169,9 +187,11 @@ export function mountPublicApi(app: Hono, deps: ServerDeps): void {
   const api = app.basePath('/api') as unknown as Hono<PublicEnv>;
   const document = openApiDocument();
   api.get('/openapi.json', (c) => c.json(document));
-  api.post('/cache.lookup', bearerAuth(deps, Permission.cache), (c) => cacheRequest(c, deps, false));
-  api.post('/cache.delete', bearerAuth(deps, Permission.cache), (c) => cacheRequest(c, deps, true));
-  api.post('/token.info', bearerAuth(deps, 0), (c) => {
+  api.post('/cache.lookup', bearerAuth(deps, Permission.cache, 'public'), (c) =>
+    cacheRequest(c, deps, false),
+  );
+  api.post('/cache.delete', bearerAuth(deps, Permission.cache, 'public'), (c) => cacheRequest(c, deps, true));
+  api.post('/token.info', bearerAuth(deps, 0, 'public'), (c) => {
     const principal = c.get('principal');
     return c.json(
       TokenInfoResponse.parse({

@@ -91,6 +91,12 @@ export function mountUiApi(
   handlers: Handlers,
   afterOperation?: AfterOperation,
 ): void {
+  // Answers carry personal data, secrets shown once and session state: no browser or proxy
+  // cache may keep one, refusals included.
+  app.use('/.ui-api/*', async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
   app.all('/.ui-api/:operation', async (c) => {
     if (c.req.method !== 'POST') return fail(c, { error: 'method not allowed' });
     if (c.req.query('api-version') !== API_VERSION) return fail(c, { error: 'unsupported api version' });
@@ -140,6 +146,8 @@ export function mountUiApi(
       return answer;
     } catch (error) {
       if (error instanceof AppError) {
+        if (error.headers.retryAfterSeconds !== undefined)
+          c.header('Retry-After', String(error.headers.retryAfterSeconds));
         return fail(c, { error: error.code, ...error.details });
       }
       deps.log.error({ err: error, operation: name, reqId: c.get('requestId') }, 'ui-api operation failed');

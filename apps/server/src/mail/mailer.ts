@@ -1,13 +1,27 @@
 import { MESSAGES, type MessageKey } from '@ukiyo/contract';
+import { sql } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+import { tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 
 export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** The single-use token in the text's link (activation, password reset), masked once it is of no use. */
+  secret?: string;
 }
+
+/** Where a link's token stood: the same length as the API tokens' mask. */
+const MASK = '*'.repeat(12);
+
+/** A mail's row once its link no longer opens anything: the masked body, nothing to find it by. */
+const LINK_MASKED = {
+  body: sql<string>`coalesce(redacted_body, body)`,
+  redacted_body: null,
+  link_token_hash: null,
+};
 
 function fill(template: string, values: Record<string, string | number>): string {
   return template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(values[name] ?? ''));
@@ -29,7 +43,8 @@ export function catalogueMail(
 
 /**
  * Every mail is written to the outbox table first (administrators read it in the console when
- * no SMTP_URL is set); with SMTP_URL it is then sent and marked sent, or its error recorded.
+ * no SMTP_URL is set); with SMTP_URL it is then sent and marked sent, its link's token masked,
+ * or its error recorded.
  */
 export class Mailer {
   private readonly transport: Transporter | undefined;
@@ -47,7 +62,13 @@ export class Mailer {
   async send(mail: Mail): Promise<void> {
     const row = await this.db
       .insertInto('mail_outbox')
-      .values({ recipient: mail.to, subject: mail.subject, body: mail.text })
+      .values({
+        recipient: mail.to,
+        subject: mail.subject,
+        body: mail.text,
+        link_token_hash: mail.secret ? tokenDigest(mail.secret) : null,
+        redacted_body: mail.secret ? mail.text.replaceAll(mail.secret, MASK) : null,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     if (!this.transport) return;
@@ -55,7 +76,7 @@ export class Mailer {
       await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
       await this.db
         .updateTable('mail_outbox')
-        .set({ sent_at: new Date() })
+        .set({ sent_at: new Date(), ...LINK_MASKED })
         .where('id', '=', row.id)
         .execute();
     } catch (error) {
@@ -68,4 +89,36 @@ export class Mailer {
       throw error;
     }
   }
+}
+
+/**
+ * The newest mails of the outbox, for administrators. Without SMTP the outbox is the delivery,
+ * so a link stays readable while its token still works; links whose activation or reset token
+ * was used, replaced or has expired are masked first.
+ */
+export async function readOutbox(db: Db, limit: number) {
+  await db
+    .updateTable('mail_outbox')
+    .set(LINK_MASKED)
+    .where('link_token_hash', 'is not', null)
+    .where(({ exists, not, selectFrom, ref }) =>
+      not(
+        exists(
+          selectFrom('users')
+            .select('id')
+            .whereRef('activation_token_hash', '=', ref('mail_outbox.link_token_hash'))
+            .where('activated_at', 'is', null)
+            .where('activation_expires_at', '>', sql<Date>`now()`)
+            .union(
+              selectFrom('password_resets')
+                .select('user_id as id')
+                .whereRef('token_hash', '=', ref('mail_outbox.link_token_hash'))
+                .where('used_at', 'is', null)
+                .where('expires_at', '>', sql<Date>`now()`),
+            ),
+        ),
+      ),
+    )
+    .execute();
+  return db.selectFrom('mail_outbox').selectAll().orderBy('id', 'desc').limit(limit).execute();
 }

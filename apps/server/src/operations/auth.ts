@@ -1,5 +1,5 @@
 import { PASSWORD_MAX } from '@ukiyo/contract';
-import { LOGIN_PER_EMAIL, LOGIN_PER_IP } from '../auth/throttle.ts';
+import type { GuessRule } from '../auth/rate-limits.ts';
 import { spendVerificationTime, verifyPassword } from '../auth/passwords.ts';
 import type { AuthContext } from '../auth/session-store.ts';
 import { recordAudit } from '../db/repositories/audit.ts';
@@ -39,23 +39,54 @@ async function startingOrganization(db: Db, user: UserRow): Promise<number | nul
   return reachable.length === 1 || (scope.isAdmin && reachable.length > 0) ? reachable[0]!.id : null;
 }
 
+/**
+ * Wrong passwords for one account from one address: 5, then that pair is locked for 1 min,
+ * doubling at each further lock within a day up to 1 h. Keyed by the address too, so nobody
+ * can lock an owner out by failing from elsewhere; the owner's success clears the pair.
+ */
+export const LOGIN_PER_ACCOUNT_AND_ADDRESS: GuessRule = {
+  points: 5,
+  seconds: 24 * 3600,
+  firstLockSeconds: 60,
+  maxLockSeconds: 3600,
+  clearOnSuccess: true,
+};
+
+/**
+ * Failed logins from one address over any accounts (a spray, or many people behind one NAT):
+ * 50 in 15 min lock the address for 15 min, doubling within a day up to 1 h. Successes from it
+ * give their attempt back without clearing the others' failures.
+ */
+export const LOGIN_PER_ADDRESS: GuessRule = {
+  points: 50,
+  seconds: 15 * 60,
+  firstLockSeconds: 15 * 60,
+  maxLockSeconds: 3600,
+  clearOnSuccess: false,
+};
+
 export const authHandlers: Handlers = {
   'user.whoami': async (_input, context) => presentSession(context.auth),
 
   'auth.login': async ({ emailAddress, password }, context) => {
-    const { db, throttle } = context.deps;
-    const emailKey = `login:email:${emailAddress.toLowerCase()}`;
-    const ipKey = `login:ip:${context.request.ip}`;
-    if (await throttle.isLocked([emailKey, ipKey])) throw new AppError('too many attempts');
+    const { db, limits } = context.deps;
+    // Refused before any guess is counted: it costs no verification.
     if (password.length > PASSWORD_MAX) throw new AppError('password too long');
+    const { ip } = context.request;
+    // Keyed by the e-mail as typed, known or not: a lock must not tell which addresses exist.
+    const guesses = [
+      await limits.guesses('login:address', LOGIN_PER_ADDRESS).begin(ip),
+      await limits
+        .guesses('login:account-address', LOGIN_PER_ACCOUNT_AND_ADDRESS)
+        .begin(`${emailAddress.toLowerCase()} ${ip}`),
+    ];
 
     const user = await findUserByEmail(db, emailAddress);
     const valid = user
       ? await verifyPassword(user.password_hash, password)
       : await spendVerificationTime(password);
     if (!user || !valid || !user.enabled) {
-      await throttle.recordFailure(emailKey, LOGIN_PER_EMAIL);
-      await throttle.recordFailure(ipKey, LOGIN_PER_IP);
+      await Promise.all(guesses.map((guess) => guess.failed()));
       await recordAudit(db, {
         kind: 'login_failed',
         email: emailAddress,
@@ -65,7 +96,7 @@ export const authHandlers: Handlers = {
       });
       throw new AppError('wrong email or password');
     }
-    await throttle.reset(emailKey);
+    await Promise.all(guesses.map((guess) => guess.succeeded()));
 
     const organizationId = await startingOrganization(db, user);
     const totpRequired = user.totp_enabled_at !== null;

@@ -8,6 +8,7 @@ import type { ChannelTable } from '../db/tables.ts';
 import { AppError, invalid } from '../http/app-error.ts';
 import { statisticsPeriod } from '../services/billing.ts';
 import { liveUsageReport } from '../services/live-usage.ts';
+import { refusePrivateUrls } from '../services/public-hosts.ts';
 import { organizationOf, type Handlers } from './context.ts';
 
 /**
@@ -146,6 +147,10 @@ export const channelHandlers: Handlers = {
   },
 
   'channel.add': async (input, context) => {
+    await refusePrivateUrls(
+      { authWebhookUrl: input.authWebhookUrl, eventWebhookUrl: input.eventWebhookUrl },
+      context.deps.config.ALLOW_PRIVATE_ORIGINS,
+    );
     const row = await createChannelRecord(
       context.deps.db,
       context.deps.secrets,

@@ -1,7 +1,7 @@
 import type { OperationName, OperationOutput, OperationParsedInput, Operations } from '@ukiyo/contract';
 import type { Logger } from 'pino';
+import type { RateLimits } from '../auth/rate-limits.ts';
 import type { AuthContext, SessionStore } from '../auth/session-store.ts';
-import type { Throttle } from '../auth/throttle.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -14,7 +14,7 @@ export interface ServerDeps {
   config: Config;
   db: Db;
   sessions: SessionStore;
-  throttle: Throttle;
+  limits: RateLimits;
   secrets: SecretBox;
   mailer: Mailer;
   log: Logger;

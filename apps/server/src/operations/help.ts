@@ -1,19 +1,16 @@
-import type { ThrottleRule } from '../auth/throttle.ts';
-import { AppError } from '../http/app-error.ts';
+import type { RateRule } from '../auth/rate-limits.ts';
 import { catalogueMail } from '../mail/mailer.ts';
 import { authOf, organizationOf, type Handlers } from './context.ts';
 
 /** Contact form submissions per user: a person writes a few, a script many. */
-export const HELP_PER_USER: ThrottleRule = { limit: 5, windowMs: 60 * 60_000, lockMs: 60 * 60_000 };
+export const HELP_PER_USER: RateRule = { points: 5, seconds: 3600 };
 
 export const helpHandlers: Handlers = {
   'user.mail': async (input, context) => {
-    const { db, throttle, mailer, config } = context.deps;
+    const { db, limits, mailer, config } = context.deps;
     const auth = authOf(context);
     const organization = organizationOf(context);
-    const key = `help:user:${auth.user.id}`;
-    if (await throttle.isLocked([key])) throw new AppError('too many attempts');
-    await throttle.recordFailure(key, HELP_PER_USER);
+    await limits.spend('help', HELP_PER_USER, String(auth.user.id));
 
     const request = await db
       .insertInto('help_requests')

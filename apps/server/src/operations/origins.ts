@@ -164,7 +164,7 @@ export const originHandlers: Handlers = {
     const organization = organizationOf(context);
     await checkOriginLimit(db, organization, auth.scope.isAdmin);
     const { name, values, rules } = await originValues(
-      { db, secrets, edgeDomain: config.EDGE_DOMAIN },
+      { db, secrets, edgeDomain: config.EDGE_DOMAIN, allowPrivateOrigins: config.ALLOW_PRIVATE_ORIGINS },
       origin,
       organization,
       auth.scope.isAdmin,
@@ -180,7 +180,7 @@ export const originHandlers: Handlers = {
     const { db, secrets, config } = context.deps;
     const existing = await loadOrigin(context, origin.originID);
     const { values, rules } = await originValues(
-      { db, secrets, edgeDomain: config.EDGE_DOMAIN },
+      { db, secrets, edgeDomain: config.EDGE_DOMAIN, allowPrivateOrigins: config.ALLOW_PRIVATE_ORIGINS },
       origin,
       organizationOf(context),
       authOf(context).scope.isAdmin,

@@ -1,10 +1,11 @@
-import { ALL_MEMBER_PERMISSIONS, isAdministrator, Permission } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, hasPermission, isAdministrator, Permission } from '@ukiyo/contract';
 import { encodeToken, maskToken } from '../auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 import type { Selectable } from 'kysely';
 import type { AuthTokenTable } from '../db/tables.ts';
 import { AppError } from '../http/app-error.ts';
+import type { AuthContext } from '../auth/session-store.ts';
 import { authOf, organizationOf, type Handlers } from './context.ts';
 
 function presentToken(row: Selectable<AuthTokenTable>, token = maskToken(row.token_last4)) {
@@ -20,12 +21,21 @@ function presentToken(row: Selectable<AuthTokenTable>, token = maskToken(row.tok
   };
 }
 
-async function organizationToken(db: Db, organizationId: number, id: number) {
-  const row = await db
-    .selectFrom('auth_tokens')
-    .selectAll()
+/**
+ * The organization's tokens this user manages: every one with the member-management bit (or as
+ * an administrator), else only the tokens they created themselves.
+ */
+function manageableTokens(db: Db, auth: AuthContext, organizationId: number) {
+  const query = db.selectFrom('auth_tokens').selectAll().where('organization_id', '=', organizationId);
+  return hasPermission(auth.user.permission, Permission.member)
+    ? query
+    : query.where('created_by', '=', auth.user.id);
+}
+
+/** Another member's token reads as missing, as it is missing from that user's list. */
+async function manageableToken(db: Db, auth: AuthContext, organizationId: number, id: number) {
+  const row = await manageableTokens(db, auth, organizationId)
     .where('id', '=', id)
-    .where('organization_id', '=', organizationId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (!row) throw new AppError('not found');
@@ -34,10 +44,7 @@ async function organizationToken(db: Db, organizationId: number, id: number) {
 
 export const tokenHandlers: Handlers = {
   'auth_token.list': async ({ showDeleted }, context) => {
-    let query = context.deps.db
-      .selectFrom('auth_tokens')
-      .selectAll()
-      .where('organization_id', '=', organizationOf(context).id);
+    let query = manageableTokens(context.deps.db, authOf(context), organizationOf(context).id);
     if (!showDeleted) query = query.where('deleted_at', 'is', null);
     const rows = await query.orderBy('id', 'desc').execute();
     return { authTokens: rows.map((row) => presentToken(row)) };
@@ -79,7 +86,7 @@ export const tokenHandlers: Handlers = {
 
   'auth_token.disable': async ({ authTokenID }, context) => {
     const { db } = context.deps;
-    const row = await organizationToken(db, organizationOf(context).id, authTokenID);
+    const row = await manageableToken(db, authOf(context), organizationOf(context).id, authTokenID);
     const updated = await db
       .updateTable('auth_tokens')
       .set({ enabled: false })
@@ -91,7 +98,7 @@ export const tokenHandlers: Handlers = {
 
   'auth_token.delete': async ({ authTokenID }, context) => {
     const { db } = context.deps;
-    const row = await organizationToken(db, organizationOf(context).id, authTokenID);
+    const row = await manageableToken(db, authOf(context), organizationOf(context).id, authTokenID);
     await db
       .updateTable('auth_tokens')
       .set({ enabled: false, deleted_at: new Date() })

@@ -3,17 +3,16 @@ import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { verifyPassword } from '../auth/passwords.ts';
 import type { AuthContext } from '../auth/session-store.ts';
-import type { ThrottleRule } from '../auth/throttle.ts';
 import type { Db } from '../db/database.ts';
 import { findUserById } from '../db/repositories/users.ts';
 import type { UserRow } from '../db/tables.ts';
 import { AppError } from '../http/app-error.ts';
+import { readOutbox } from '../mail/mailer.ts';
 import { authOf, type Handlers, type ServerDeps } from './context.ts';
-import { presentSession } from './auth.ts';
+import { LOGIN_PER_ACCOUNT_AND_ADDRESS, presentSession } from './auth.ts';
 
 const BACKUP_CODE_COUNT = 10;
 const BACKUP_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
-const SECOND_STEP: ThrottleRule = { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
 
 function totpFor(user: UserRow, secret: string): TOTP {
   return new TOTP({
@@ -90,14 +89,17 @@ export const twoStepHandlers: Handlers = {
   'auth.verify_totp': async ({ code }, context) => {
     const auth = context.auth;
     if (!auth?.secondFactorPending) throw new AppError('session is invalid');
-    const { throttle, sessions } = context.deps;
-    const key = `totp:user:${auth.user.id}`;
-    if (await throttle.isLocked([key])) throw new AppError('too many attempts');
+    const { limits, sessions } = context.deps;
+    // Wrong codes count per user and address, as wrong passwords do: guesses from elsewhere
+    // never lock the user out of their own second step.
+    const guess = await limits
+      .guesses('second-step', LOGIN_PER_ACCOUNT_AND_ADDRESS)
+      .begin(`${auth.user.id} ${context.request.ip}`);
     if (!(await acceptsSecondFactor(context.deps, auth.user, code))) {
-      await throttle.recordFailure(key, SECOND_STEP);
+      await guess.failed();
       throw new AppError('invalid verification code');
     }
-    await throttle.reset(key);
+    await guess.succeeded();
     await sessions.completeSecondFactor(auth);
     return presentSession({ ...auth, secondFactorPending: false });
   },
@@ -159,12 +161,7 @@ export const twoStepHandlers: Handlers = {
   },
 
   'admin.outbox_list': async (_input, context) => {
-    const rows = await context.deps.db
-      .selectFrom('mail_outbox')
-      .selectAll()
-      .orderBy('id', 'desc')
-      .limit(200)
-      .execute();
+    const rows = await readOutbox(context.deps.db, 200);
     return {
       mails: rows.map((row) => ({
         mailID: row.id,

@@ -2,7 +2,7 @@ import { hasPermission, isAdministrator, PASSWORD_MAX, Permission } from '@ukiyo
 import { sql } from 'kysely';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { AuthContext } from '../auth/session-store.ts';
-import { LOGIN_PER_EMAIL, LOGIN_PER_IP } from '../auth/throttle.ts';
+import type { RateRule } from '../auth/rate-limits.ts';
 import type { Db } from '../db/database.ts';
 import { findReachableOrganization } from '../db/repositories/organizations.ts';
 import {
@@ -29,6 +29,14 @@ import {
 } from '../services/accounts.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
 import { presentUser } from './presenters.ts';
+
+/**
+ * Reset mails per e-mail address and client address: enough for a person who lost a mail,
+ * while a stranger elsewhere cannot use up the owner's own requests. A flood of one inbox is
+ * bounded per sending address; spraying many inboxes from one address by RESET_PER_ADDRESS.
+ */
+export const RESET_PER_EMAIL_AND_ADDRESS: RateRule = { points: 3, seconds: 3600 };
+export const RESET_PER_ADDRESS: RateRule = { points: 20, seconds: 3600 };
 
 async function present(db: Db, user: UserRow) {
   const account =
@@ -266,11 +274,14 @@ export const userHandlers: Handlers = {
   },
 
   'user.request_password_reset': async ({ emailAddress }, context) => {
-    const { db, throttle, mailer, log } = context.deps;
-    const keys = [`reset:email:${emailAddress.toLowerCase()}`, `reset:ip:${context.request.ip}`];
-    if (await throttle.isLocked(keys)) throw new AppError('too many attempts');
-    await throttle.recordFailure(keys[0]!, LOGIN_PER_EMAIL);
-    await throttle.recordFailure(keys[1]!, LOGIN_PER_IP);
+    const { db, limits, mailer, log } = context.deps;
+    const { ip } = context.request;
+    await limits.spend('reset:address', RESET_PER_ADDRESS, ip);
+    await limits.spend(
+      'reset:email-address',
+      RESET_PER_EMAIL_AND_ADDRESS,
+      `${emailAddress.toLowerCase()} ${ip}`,
+    );
     const user = await findUserByEmail(db, emailAddress);
     if (!user || !user.enabled) return {};
     const token = randomToken();
@@ -284,12 +295,13 @@ export const userHandlers: Handlers = {
       .execute();
     // Not awaited: the answer must take as long for a known address as for an unknown one.
     mailer
-      .send(
-        catalogueMail(user.email, 'mail.reset.subject', 'mail.reset.body', {
+      .send({
+        ...catalogueMail(user.email, 'mail.reset.subject', 'mail.reset.body', {
           minutes: RESET_MINUTES,
           url: publicUrl(context.deps, `forget/?token=${token}`),
         }),
-      )
+        secret: token,
+      })
       .catch((error: unknown) => log.warn({ err: error }, 'password reset mail failed'));
     return {};
   },

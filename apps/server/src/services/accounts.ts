@@ -85,9 +85,12 @@ export async function prepareActivation(
     })
     .where('id', '=', user.id)
     .execute();
-  return catalogueMail(user.email, 'mail.activation.subject', 'mail.activation.body', {
-    email: user.email,
-    days: ACTIVATION_DAYS,
-    url: publicUrl(deps, `activate/${token}`),
-  });
+  return {
+    ...catalogueMail(user.email, 'mail.activation.subject', 'mail.activation.body', {
+      email: user.email,
+      days: ACTIVATION_DAYS,
+      url: publicUrl(deps, `activate/${token}`),
+    }),
+    secret: token,
+  };
 }

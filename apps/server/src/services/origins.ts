@@ -24,6 +24,7 @@ import {
   type RuleValues,
 } from '../db/repositories/origins.ts';
 import { AppError } from '../http/app-error.ts';
+import { privateUrlInvalids } from './public-hosts.ts';
 
 type OriginInputData = z.output<typeof OriginInput>;
 
@@ -79,11 +80,12 @@ export function normaliseAcl(cidrs: readonly string[]): { cidrs: string[]; inval
 
 /**
  * Everything the input schema cannot check alone: the config must match the kind, the kind
- * must suit the organization and plan, rules must parse, the custom domain must be free.
+ * must suit the organization and plan, rules must parse, the source must not be on a private
+ * address (unless ALLOW_PRIVATE_ORIGINS), the custom domain must be free.
  * Returns the values to store, secrets sealed.
  */
 export async function originValues(
-  deps: { db: Db; secrets: SecretBox; edgeDomain: string },
+  deps: { db: Db; secrets: SecretBox; edgeDomain: string; allowPrivateOrigins: boolean },
   input: OriginInputData,
   organization: OrganizationRecord,
   isAdmin: boolean,
@@ -99,10 +101,16 @@ export async function originValues(
     add('origin.kind', 'validation.invalid');
 
   let config: Record<string, unknown> = {};
+  // The URL each source field makes the edge connect to, by field path.
+  const sourceUrls: Record<string, string> = {};
   if (input.kind === OriginKind.http) {
     const parsed = HttpConfigInput.safeParse(input.config);
-    if (parsed.success) config = parsed.data;
-    else Object.assign(invalids, prefixed(invalidsOf(parsed.error), 'origin.config'));
+    if (parsed.success) {
+      config = parsed.data;
+      sourceUrls['origin.config.host'] = `${parsed.data.scheme}://${parsed.data.host}/`;
+    } else {
+      Object.assign(invalids, prefixed(invalidsOf(parsed.error), 'origin.config'));
+    }
   } else if (input.kind === OriginKind.s3) {
     const parsed = S3ConfigInput.safeParse(input.config);
     if (parsed.success) {
@@ -118,6 +126,7 @@ export async function originValues(
             : '',
       };
       if (rest.endPoint && !isHttpUrl(rest.endPoint)) add('origin.config.endPoint', 'validation.invalid');
+      else if (rest.endPoint) sourceUrls['origin.config.endPoint'] = rest.endPoint;
     } else {
       Object.assign(invalids, prefixed(invalidsOf(parsed.error), 'origin.config'));
     }
@@ -140,6 +149,8 @@ export async function originValues(
       add(`origin.conversionParameters.${problem.index}.${problem.field}`, 'validation.duplicate');
     else add(`origin.conversionParameters.${problem.index}.${problem.field}`, 'validation.invalid');
   }
+
+  Object.assign(invalids, await privateUrlInvalids(sourceUrls, deps.allowPrivateOrigins));
 
   const acl = normaliseAcl(input.acl.cidrs);
   Object.assign(invalids, acl.invalids);

@@ -16,6 +16,11 @@ import {
 } from '../validation.ts';
 
 export const accountOperations = {
+  /**
+   * Token operations need no permission bit, but list, disable and delete reach only the
+   * caller's own tokens unless they hold the member-management bit (or are an administrator):
+   * others' tokens are left out of the list and answer 'not found'.
+   */
   'auth_token.list': operation('auth_token.list', {
     input: z.object({ showDeleted: bool().default(false) }),
     output: z.object({ authTokens: z.array(AuthToken) }),

@@ -1,5 +1,6 @@
 // Failures caused by the request or the source image, never by the service: the edge answers
-// them with `status` and the message as a short plain-text reason instead of a 500.
+// them with `status` and the message as a short plain-text reason instead of a 500. A
+// transform past its deadline is 503: the same request may well succeed on a quieter edge.
 
 export type ImagingErrorCode =
   | 'unsupported-format'
@@ -7,19 +8,25 @@ export type ImagingErrorCode =
   | 'too-large'
   | 'empty-clip'
   | 'overlay-unavailable'
-  | 'text-disabled';
+  | 'text-disabled'
+  | 'too-costly'
+  | 'timeout';
 
-const STATUS: Record<ImagingErrorCode, 403 | 422> = {
+type ImagingStatus = 403 | 422 | 503;
+
+const STATUS: Record<ImagingErrorCode, ImagingStatus> = {
   'unsupported-format': 422,
   'invalid-image': 422,
   'too-large': 422,
   'empty-clip': 422,
   'overlay-unavailable': 422,
   'text-disabled': 403,
+  'too-costly': 422,
+  timeout: 503,
 };
 
 export class ImagingError extends Error {
-  readonly status: 403 | 422;
+  readonly status: ImagingStatus;
 
   constructor(
     readonly code: ImagingErrorCode,

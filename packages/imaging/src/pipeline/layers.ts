@@ -16,7 +16,8 @@ import {
   type Box,
   type Size,
 } from './geometry';
-import { applyPlan, colour, openImage, run } from './render';
+import type { Budget } from './budget';
+import { applyPlan, colour, openImage, run, runTimed } from './render';
 
 export interface LayerContext {
   /** Size of the base image the layers go on. */
@@ -24,6 +25,7 @@ export interface LayerContext {
   loadOverlay: (path: string) => Promise<Buffer>;
   maxInputPixels: number;
   maxPixels: number;
+  budget: Budget;
 }
 
 export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): Promise<OverlayOptions[]> {
@@ -39,6 +41,7 @@ export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): 
   const at = place(overlay, ctx.base, sizeOf(plan.window));
   const shown = onBase(at, ctx.base);
   if (!shown) return outsideMask(overlay.mask, ctx.base);
+  ctx.budget.chargeOverlay(opened, shown, overlay.mask && ctx.base);
   const narrowed = narrowWindow(plan, { ...shown, left: shown.left - at.left, top: shown.top - at.top });
   const background = overlay.b ?? defaults.background;
   const image = visibleBox(narrowed)
@@ -46,12 +49,12 @@ export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): 
     : sharp({
         create: { width: shown.width, height: shown.height, channels: 4, background: colour(background) },
       });
-  return [await layer(image, shown, overlay.mask, ctx.base)];
+  return [await layer(image, shown, overlay.mask, ctx)];
 }
 
 export async function textLayers(text: TextParams, ctx: LayerContext): Promise<OverlayOptions[]> {
   const wrapWidth = text.w ?? ctx.base.width;
-  guardTextArea(text, wrapWidth, ctx.maxPixels);
+  ctx.budget.chargeText(text, estimatedTextBox(text, wrapWidth, ctx.maxPixels));
   const content = text.ellipsize ? await ellipsized(text, wrapWidth) : text.text;
   const rendered = await renderText(text, content, wrapWidth);
   const box = { width: text.w ?? rendered.info.width, height: text.h ?? rendered.info.height };
@@ -89,16 +92,22 @@ export async function textLayers(text: TextParams, ctx: LayerContext): Promise<O
     };
     image.composite([{ input: { create: fill }, blend: 'dest-over' }]);
   }
-  return [await layer(image, shown, text.mask, ctx.base)];
+  return [await layer(image, shown, text.mask, ctx)];
 }
 
 function onBase(at: Box, base: Size): Box | null {
   return intersect(at, { left: 0, top: 0, ...base });
 }
 
-async function layer(image: Sharp, at: Box, mask: Mask | undefined, base: Size): Promise<OverlayOptions> {
-  const { data, info } = await run(() =>
-    image.toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true }),
+async function layer(
+  image: Sharp,
+  at: Box,
+  mask: Mask | undefined,
+  ctx: LayerContext,
+): Promise<OverlayOptions> {
+  const { base, budget } = ctx;
+  const { data, info } = await runTimed(image, budget, (done) =>
+    done.toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true }),
   );
   const raw = { width: info.width, height: info.height, channels: 4 as const };
   if (!mask) return { input: data, raw, left: at.left, top: at.top };
@@ -111,9 +120,10 @@ async function layer(image: Sharp, at: Box, mask: Mask | undefined, base: Size):
       : mask.type === 'white'
         ? rgba.flatten({ background: '#000000' }).toColourspace('b-w')
         : rgba.flatten({ background: '#ffffff' }).toColourspace('b-w').negate();
-  const alpha = await run(() => coverage.raw().toBuffer());
-  const spread = await run(() =>
-    sharp({ create: { width: at.width, height: at.height, channels: 3, background: '#000000' } })
+  const alpha = await runTimed(coverage, budget, (done) => done.raw().toBuffer());
+  const blank = sharp({ create: { width: at.width, height: at.height, channels: 3, background: '#000000' } });
+  const spread = await runTimed(blank, budget, (done) =>
+    done
       .joinChannel(alpha, { raw: { width: at.width, height: at.height, channels: 1 } })
       .extend({
         top: at.top,
@@ -201,10 +211,10 @@ async function ellipsized(text: TextParams, wrapWidth: number): Promise<string> 
 }
 
 /**
- * Refuses text whose rendering would be huge before Pango draws it: a generous estimate of
- * square glyphs, wrapped at the box width, with 1.5 line height (or the requested spacing).
+ * The box Pango would draw, estimated before it draws: square glyphs, wrapped at the box
+ * width, with 1.5 line height (or the requested spacing). Refuses text that would be huge.
  */
-function guardTextArea(text: TextParams, wrapWidth: number, maxPixels: number): void {
+function estimatedTextBox(text: TextParams, wrapWidth: number, maxPixels: number): Size {
   const size = text.size ?? defaults.textSize;
   const lineHeight = Math.max(size * 1.5, size * (text.linespacing ?? 0));
   let lines = 0;
@@ -214,9 +224,11 @@ function guardTextArea(text: TextParams, wrapWidth: number, maxPixels: number): 
     lines += Math.max(1, Math.ceil(length / wrapWidth));
     width = Math.max(width, Math.min(length, wrapWidth));
   }
-  if (width * lines * lineHeight > maxPixels) {
+  const box = { width, height: lines * lineHeight };
+  if (box.width * box.height > maxPixels) {
     throw new ImagingError('too-large', 'text overlay would be too large to render');
   }
+  return box;
 }
 
 export function backgroundLayer(base: Size, background: Rgba): OverlayOptions {

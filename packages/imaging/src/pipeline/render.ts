@@ -3,6 +3,7 @@
 
 import sharp, { type Color, type Matrix3x3, type Sharp } from 'sharp';
 import { defaults, type Orientation, type ParsedParams, type Rgba } from '../grammar';
+import type { Budget } from './budget';
 import { ImagingError } from './errors';
 import { isDecodable, sniffFormat, type DecodableFormat, type OutputFormat } from './formats';
 import { orientedSize, visibleBox, type Plan, type Size } from './geometry';
@@ -13,6 +14,8 @@ export interface OpenedImage {
   orientation: Orientation;
   format: DecodableFormat;
   hasAlpha: boolean;
+  /** Frames decoded: sharp opens the first page of an animation only. */
+  frames: number;
 }
 
 /**
@@ -36,6 +39,7 @@ export async function openImage(data: Buffer, maxInputPixels: number): Promise<O
     orientation,
     format,
     hasAlpha: meta.hasAlpha,
+    frames: 1,
   };
 }
 
@@ -49,8 +53,19 @@ export async function run<T>(work: () => Promise<T>): Promise<T> {
     if (detail.includes('exceeds pixel limit')) {
       throw new ImagingError('too-large', 'image has more pixels than allowed', { cause: error });
     }
+    // sharp's `timeout` killed the pipeline ("timeout: 40% complete").
+    if (detail.startsWith('timeout')) {
+      throw new ImagingError('timeout', 'the conversion took too long', { cause: error });
+    }
     throw new ImagingError('invalid-image', `image could not be processed: ${detail}`, { cause: error });
   }
+}
+
+/** Runs a pipeline to its output, stopped by sharp when the transform's deadline passes. */
+export function runTimed<T>(image: Sharp, budget: Budget, output: (image: Sharp) => Promise<T>): Promise<T> {
+  const seconds = budget.secondsLeft();
+  if (seconds > 0) image.timeout({ seconds });
+  return run(() => output(image));
 }
 
 export function colour(c: Rgba): Color {
@@ -97,12 +112,16 @@ const SEPIA: Matrix3x3 = [
   [0.272, 0.534, 0.131],
 ];
 
+export function applyBlur(image: Sharp, params: ParsedParams): Sharp {
+  if (params.blur) image.blur(Math.max(0.3, params.blur.sigma));
+  return image;
+}
+
 /**
- * Filters as sharp operations: grayscale and sepia fold into one colour matrix, brightness,
- * contrast and invert into one linear map (v * a + b), both applied once.
+ * The filters after the blur, as sharp operations: grayscale and sepia fold into one colour
+ * matrix, brightness, contrast and invert into one linear map (v * a + b), both applied once.
  */
 export function applyFilters(image: Sharp, params: ParsedParams): Sharp {
-  if (params.blur) image.blur(Math.max(0.3, params.blur.sigma));
   if (params.unsharp) {
     // ImageMagick's unsharp: areas below the threshold (0..1 of the range) stay untouched.
     const { sigma, gain = 1, threshold = 0 } = params.unsharp;

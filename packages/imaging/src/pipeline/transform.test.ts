@@ -5,7 +5,7 @@ import { parsePath } from '../grammar';
 import { ImagingError } from './errors';
 import { transform, type TransformRequest, type TransformResult } from './transform';
 
-const limits = { maxInputPixels: 40_000_000, maxOutputPixels: 40_000_000 };
+const limits = { maxInputPixels: 40_000_000, maxOutputPixels: 40_000_000, maxCost: 0, timeoutMs: 0 };
 
 let photo: Buffer; // 2000x1500 JPEG, red grows left to right, green top to bottom
 let small: Buffer; // 200x150 JPEG
@@ -415,5 +415,44 @@ describe('bad input', () => {
       code: 'invalid-image',
       status: 422,
     });
+  });
+});
+
+describe('cost budget and deadline', () => {
+  const budgeted = (maxCost: number, timeoutMs = 0) => ({ limits: { ...limits, maxCost, timeoutMs } });
+
+  it('refuses a conversion over the budget from the headers alone, before decoding', async () => {
+    // The first 2000 bytes hold the header but not the pixels: decoding would fail as invalid.
+    const truncated = photo.subarray(0, 2000);
+    const error = await failure(convert('/w=4000,h=3000,f=gif/a.jpg', truncated, budgeted(3000)));
+    expect(error).toMatchObject({ code: 'too-costly', status: 422 });
+    expect(error.message).toMatch(/more than the 3000 allowed \(encoding gif\)/);
+  });
+
+  it('charges overlays and filters, and passes what fits', async () => {
+    const fits = await convert('/w=400,blur=3x2,l=(w=50%2Flogo.png)/a.jpg', photo, budgeted(3000));
+    expect(fits.cost).toBeGreaterThan(0);
+    expect(fits.cost).toBeLessThan(100);
+    const filtered = await failure(convert('/blur=5x100,f=webp/a.jpg', photo, budgeted(fits.cost + 300)));
+    expect(filtered).toMatchObject({ code: 'too-costly' });
+  });
+
+  it('stops a conversion past its deadline with a 503', async () => {
+    const large = await sharp({
+      create: {
+        width: 4000,
+        height: 3000,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 128, sigma: 40 },
+      },
+    })
+      .jpeg()
+      .toBuffer();
+    const started = Date.now();
+    const error = await failure(convert('/blur=1x100,unsharp=2x10,f=png/a.jpg', large, budgeted(0, 500)));
+    expect(error).toMatchObject({ code: 'timeout', status: 503 });
+    // sharp counts in whole seconds: the pipeline is stopped within about one.
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 });

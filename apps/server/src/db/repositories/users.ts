@@ -44,6 +44,20 @@ export async function createUser(db: Db, values: NewUser): Promise<number> {
   return row.id;
 }
 
+/**
+ * Creates a user unless one with that e-mail address exists (a concurrent insert included):
+ * the new id, or undefined when nothing was created.
+ */
+export async function createUserIfAbsent(db: Db, values: NewUser): Promise<number | undefined> {
+  const row = await db
+    .insertInto('users')
+    .values(values)
+    .onConflict((conflict) => conflict.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
 export async function countUsers(db: Db): Promise<number> {
   const row = await db
     .selectFrom('users')

@@ -1,0 +1,149 @@
+/** A transform refused for load, answered 503 with Retry-After: the same request may succeed soon. */
+export class Overloaded extends Error {
+  constructor(
+    readonly reason: 'queue-full' | 'waited-too-long',
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = 'Overloaded';
+  }
+}
+
+export interface TransformQueueOptions {
+  /** Transforms running at once. */
+  concurrency: number;
+  /** Transforms waiting for a slot, in all. */
+  maxWaiting: number;
+  /** Bytes of fetched originals the waiting transforms may hold in memory, in all. */
+  maxWaitingBytes: number;
+  /** How long one may wait for a slot. */
+  maxWaitMs: number;
+}
+
+interface Waiter {
+  start: () => void;
+  timer: NodeJS.Timeout;
+  bytes: number;
+}
+
+/**
+ * At most `concurrency` transforms at once; the rest wait, bounded in number and in time, and
+ * fairly: a freed slot goes to the next tenant in turn, and no tenant may hold more than half
+ * the waiting places, so one tenant's flood of misses waits behind itself, not in front of
+ * everyone else's. Past either bound the transform is refused (Overloaded) instead of
+ * queueing without limit.
+ */
+export class TransformQueue {
+  private active = 0;
+  private waiting = 0;
+  private waitingBytes = 0;
+  /** Waiters per tenant; the Map's order is the turn order. */
+  private readonly queues = new Map<string, Waiter[]>();
+  private readonly maxWaitingPerTenant: number;
+
+  constructor(private readonly options: TransformQueueOptions) {
+    this.maxWaitingPerTenant = Math.max(1, Math.ceil(options.maxWaiting / 2));
+  }
+
+  get queued(): number {
+    return this.waiting;
+  }
+
+  get running(): number {
+    return this.active;
+  }
+
+  /**
+   * Why a transform of `tenant` would be refused now, or null: asked before its original is
+   * fetched, so a refused request costs the origin nothing.
+   */
+  refusal(tenant: string): Overloaded | null {
+    if (this.active < this.options.concurrency) return null;
+    if (this.waiting >= this.options.maxWaiting)
+      return new Overloaded('queue-full', 'too many conversions are waiting; try again shortly', 1);
+    if ((this.queues.get(tenant)?.length ?? 0) >= this.maxWaitingPerTenant)
+      return new Overloaded(
+        'queue-full',
+        "too many of this organization's conversions are waiting; try again shortly",
+        1,
+      );
+    return null;
+  }
+
+  /** Runs `task`, whose original of `bytes` stays in memory while it waits, when a slot frees. */
+  async run<T>(tenant: string, bytes: number, task: () => Promise<T>): Promise<T> {
+    if (this.active < this.options.concurrency) this.active++;
+    else await this.slot(tenant, bytes);
+    try {
+      return await task();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Resolves once a finishing transform hands this one its slot (already counted as active). */
+  private slot(tenant: string, bytes: number): Promise<void> {
+    const refused =
+      this.refusal(tenant) ??
+      (this.waitingBytes + bytes > this.options.maxWaitingBytes
+        ? new Overloaded('queue-full', 'too many large conversions are waiting; try again shortly', 1)
+        : null);
+    if (refused) return Promise.reject(refused);
+    return new Promise<void>((resolve, reject) => {
+      const queue = this.queues.get(tenant) ?? [];
+      const waiter: Waiter = {
+        bytes,
+        start: resolve,
+        timer: setTimeout(() => {
+          this.remove(tenant, waiter);
+          const seconds = Math.max(1, Math.ceil(this.options.maxWaitMs / 1000));
+          reject(
+            new Overloaded(
+              'waited-too-long',
+              'waited too long for a conversion slot; try again shortly',
+              seconds,
+            ),
+          );
+        }, this.options.maxWaitMs),
+      };
+      queue.push(waiter);
+      this.queues.set(tenant, queue);
+      this.waiting++;
+      this.waitingBytes += bytes;
+    });
+  }
+
+  private release(): void {
+    const next = this.next();
+    if (!next) {
+      this.active--;
+      return;
+    }
+    clearTimeout(next.timer);
+    next.start();
+  }
+
+  /** The first waiter of the tenant whose turn it is; that tenant goes to the back of the turn. */
+  private next(): Waiter | undefined {
+    const first = this.queues.entries().next();
+    if (first.done) return undefined;
+    const [tenant, queue] = first.value;
+    const waiter = queue.shift()!;
+    this.queues.delete(tenant);
+    if (queue.length > 0) this.queues.set(tenant, queue);
+    this.waiting--;
+    this.waitingBytes -= waiter.bytes;
+    return waiter;
+  }
+
+  private remove(tenant: string, waiter: Waiter): void {
+    const queue = this.queues.get(tenant);
+    const index = queue?.indexOf(waiter) ?? -1;
+    if (!queue || index < 0) return;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.queues.delete(tenant);
+    this.waiting--;
+    this.waitingBytes -= waiter.bytes;
+  }
+}

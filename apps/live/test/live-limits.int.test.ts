@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAD_TOKENS_PER_ADDRESS } from '../../server/src/http/public-api.ts';
+import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { apiToken, startLive, type LiveUnderTest } from './helpers.ts';
+
+const LIST = 'ImageFlux_20200729.ListChannelIDs';
+const PLAYLISTS = 'ImageFlux_20200207.ListPlaylistURLs';
+const CREATE = 'ImageFlux_20200316.CreateMultistreamChannel';
+
+describe('live API and WHIP rate limits', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let organizationId: number;
+
+  beforeAll(async () => {
+    server = await testServer();
+    // Behind a proxy, so each test speaks from an address of its own.
+    live = await startLive(server, {}, { TRUST_PROXY: true, LIVE_API_RATE_PER_MINUTE: 3 });
+    organizationId = (await createTenant(server.deps, { isLive: true })).organizationIds[0]!;
+  });
+
+  afterAll(async () => {
+    await live.live.close();
+  });
+
+  const randomAddress = (prefix: string) => `${prefix}.${1 + Math.floor(Math.random() * 250)}`;
+
+  async function liveCall(token: string | undefined, address: string, target = LIST, body: unknown = {}) {
+    const response = await fetch(`${live.baseUrl}/`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Sora-Target': target,
+        'X-Forwarded-For': address,
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as object };
+  }
+
+  function whip(method: 'POST' | 'DELETE', path: string, token: string, address: string) {
+    return fetch(`${live.baseUrl}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'X-Forwarded-For': address,
+        ...(method === 'POST' ? { 'Content-Type': 'application/sdp' } : {}),
+      },
+      ...(method === 'POST' ? { body: 'not an offer' } : {}),
+    });
+  }
+
+  it('answers a valid token from an address that sent 25 bad ones, on the live and the public API', async () => {
+    const address = randomAddress('203.0.113');
+    const token = await apiToken(server, organizationId);
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await liveCall(`bad-${i}`, address)).status);
+    expect(statuses.slice(0, BAD_TOKENS_PER_ADDRESS.points).every((status) => status === 401)).toBe(true);
+    expect(statuses.slice(BAD_TOKENS_PER_ADDRESS.points).every((status) => status === 429)).toBe(true);
+
+    expect(await liveCall(token, address)).toMatchObject({
+      status: 200,
+      body: { channel_ids: expect.any(Array) },
+    });
+    // The bad-token budget of an address is one for both APIs; the valid token passes on both.
+    const publicApi = await server.withConfig({ TRUST_PROXY: true });
+    const info = await fetch(`${publicApi}/api/token.info`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'X-Forwarded-For': address },
+    });
+    expect(info.status).toBe(200);
+    const bad = await fetch(`${publicApi}/api/token.info`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer bad', 'X-Forwarded-For': address },
+    });
+    expect(bad.status).toBe(429);
+  });
+
+  it('keeps WHIP working for a token that polled the live API past its budget', async () => {
+    const address = randomAddress('198.51.100');
+    const token = await apiToken(server, organizationId);
+    const created = await liveCall(token, address, CREATE, {});
+    expect(created.status).toBe(200);
+    const channel = (created.body as { channel_id: string }).channel_id;
+    for (let i = 0; i < 2; i++) {
+      const polled = await liveCall(token, address, PLAYLISTS, { channel_id: channel });
+      expect(polled.status).toBe(200);
+      expect(polled.headers.get('ratelimit-limit')).toBe('3');
+    }
+    const limited = await liveCall(token, address, PLAYLISTS, { channel_id: channel });
+    expect(limited).toMatchObject({ status: 429, body: { ok: false, error: 'too many requests' } });
+    expect(limited.headers.get('retry-after')).toBe('60');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+
+    // Past the auth: no session to end, no offer to answer; never 429.
+    const ended = await whip('DELETE', `/whip/${channel}/0123abcd`, token, address);
+    expect(ended.status).toBe(404);
+    expect(ended.headers.get('ratelimit-remaining')).toBe('59');
+    expect((await whip('POST', `/whip/${channel}`, token, address)).status).toBe(400);
+  });
+});
