@@ -1,4 +1,5 @@
-import type { RTCPeerConnection } from 'werift';
+import type { Socket } from 'node:dgram';
+import type { RTCDtlsTransport, RTCPeerConnection } from 'werift';
 
 /** DTLS record content type alert, and the alert itself: level warning, close_notify. */
 const ALERT = 21;
@@ -10,6 +11,8 @@ const CLOSE_NOTIFY = Buffer.from([1, 0]);
  * drops its sockets (the alert is a "todo" in its DTLS transport), so a publisher would notice
  * only when its consent checks expire, 7 to 34 s later; on the alert its DTLS stack closes at
  * once (aiortc's OpenSSL and werift do in the tests).
+ *
+ * It resolves once each alert has left its socket, so that the peer connection may close next.
  */
 export async function sendCloseNotify(pc: RTCPeerConnection): Promise<void> {
   for (const transport of pc.dtlsTransports) {
@@ -30,6 +33,21 @@ export async function sendCloseNotify(pc: RTCPeerConnection): Promise<void> {
     header.writeUInt16BE(epoch, 3);
     header.writeUIntBE(sequenceNumber, 5, 6);
     header.writeUInt16BE(fragment.length, 11);
-    await socket.transport.send(Buffer.concat([header, fragment]));
+    await sendDatagram(transport, Buffer.concat([header, fragment]));
   }
+}
+
+/**
+ * Sends on the selected candidate pair's UDP socket and waits for dgram's callback. werift's
+ * own send does not wait: dgram resolves even an IP literal asynchronously, and a socket closed
+ * before that drops the datagram (under load the alert was lost this way 1 time in 3).
+ */
+async function sendDatagram(transport: RTCDtlsTransport, record: Buffer): Promise<void> {
+  const pair = transport.iceTransport.connection.nominated;
+  const udp = (pair?.protocol as { transport?: { socket?: Socket } } | undefined)?.transport?.socket;
+  if (!pair || !udp) return transport.dtls!.transport.send(record);
+  const [host, port] = pair.remoteAddr;
+  await new Promise<void>((resolve, reject) =>
+    udp.send(record, port, host, (error) => (error ? reject(error) : resolve())),
+  );
 }

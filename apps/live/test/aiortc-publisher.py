@@ -15,8 +15,12 @@ import json
 import sys
 import urllib.request
 
+import aioice.ice
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc.contrib.media import MediaPlayer
+
+# Test traffic stays on loopback: aioice offers every interface's addresses except 127.0.0.1.
+aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"]
 
 
 def say(**fields):
