@@ -12,7 +12,12 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'apps/{server,edge,live}/src/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'apps/{server,edge,live}/src/**/*.test.ts',
+            // The console's build steps run in Node, not in the browser.
+            'apps/console/build/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

@@ -1,12 +1,16 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { buildOutput } from './build/build-output.ts';
+import { catalogueShell } from './build/catalogue-shell.ts';
 
 // The API server of `npm start` (PORT, default 8080): the dev server forwards the console's own
 // calls and the public API to it, so `vite` serves only the SPA.
 const apiServer = 'http://127.0.0.1:8080';
 
 export default defineConfig({
-  plugins: [react()],
+  // catalogueShell: the entry's cut of the texts (lib/i18n.ts). buildOutput: precompressed
+  // variants and the build stamp (`npm start` skips an unchanged build).
+  plugins: [react(), catalogueShell(), buildOutput()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -2,7 +2,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Permission } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, Permission } from '@ukiyo/contract';
 import { hashPassword } from '../../apps/server/src/auth/passwords.ts';
 import {
   createOrganization,
@@ -15,7 +15,16 @@ import {
   ensureDemoOrganization,
   loadConfig,
 } from '../../apps/server/src/index.ts';
-import { ADMIN, EDGE_PORT, EDGE_TLS_PORT, LIVE_PORT, LIVE_USER, STATS_ORG, STATS_USER } from './fixtures.ts';
+import {
+  ADMIN,
+  DEMO_OWNER,
+  EDGE_PORT,
+  EDGE_TLS_PORT,
+  LIVE_PORT,
+  LIVE_USER,
+  STATS_ORG,
+  STATS_USER,
+} from './fixtures.ts';
 
 Object.assign(process.env, {
   DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-e2e-')),
@@ -68,6 +77,20 @@ const liveUser = await createUser(deps.db, {
   sakura_account_id: accountId,
 });
 await setUserRestrictions(deps.db, liveUser, [liveOrganization]);
+const demo = await deps.db
+  .selectFrom('organizations')
+  .select(['id', 'sakura_account_id'])
+  .where('service_code', '=', 'demo-image')
+  .executeTakeFirstOrThrow();
+const demoOwner = await createUser(deps.db, {
+  email: DEMO_OWNER.email,
+  full_name: 'Demo Owner',
+  password_hash: await hashPassword(DEMO_OWNER.password),
+  permission: ALL_MEMBER_PERMISSIONS,
+  activated_at: new Date(),
+  sakura_account_id: demo.sakura_account_id,
+});
+await setUserRestrictions(deps.db, demoOwner, [demo.id]);
 await database.close();
 
 await import('../../apps/server/src/main.ts');

@@ -95,6 +95,7 @@ test('from a new organization to a member, a token and two-step login', async ({
   const tokenRow = page.locator('[data-testid="token-row"][data-description="deploy script"]');
   await expect(tokenRow.getByTestId('token-masked')).toHaveText(/^\*{12}.{4}$/);
   await tokenRow.getByTestId('token-disable').click();
+  await page.getByTestId('token-disable-confirm').click();
   await expect(tokenRow.getByTestId('token-status')).toHaveAttribute('data-enabled', 'false');
   const revoked = await page.request.post('/api/token.info', {
     headers: { Authorization: `Bearer ${encoded}` },

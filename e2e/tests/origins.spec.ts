@@ -159,6 +159,7 @@ test.describe.serial('origins, preview and cache', () => {
     expect(await page.getByTestId('cache-variant').count()).toBeGreaterThanOrEqual(4);
     await screenshot(page, 'cache-ja');
     await page.getByTestId('cache-delete').click();
+    await page.getByTestId('cache-delete-confirm').click();
     await expect(page.getByTestId('flash-bar')).toContainText('キャッシュを削除しました');
     await expect(page.getByTestId('cache-result')).toHaveAttribute('data-action', 'delete');
     await page.getByTestId('cache-lookup').click();
@@ -169,6 +170,21 @@ test.describe.serial('origins, preview and cache', () => {
     await page.getByTestId('cache-url').fill('/photo.jpg');
     await page.getByTestId('cache-lookup').click();
     await expect(page.getByText('オリジンを選択してください').last()).toBeVisible();
+  });
+
+  test("a refused preview says why in the reader's language, never in the edge's English", async ({
+    page,
+  }) => {
+    await signIn(page);
+    await page.goto('/preview');
+    await page.getByTestId('preview-origin').selectOption(originID);
+    await page.getByTestId('preview-path').fill('/missing.jpg');
+    await page.getByTestId('preview-submit').click();
+    const converted = page.getByTestId('preview-converted');
+    const reason = converted.getByTestId('preview-error-reason');
+    await expect(reason).toHaveAttribute('data-code', 'origin-not-found');
+    await expect(reason).toHaveText('オリジンのこのパスに画像がありません。');
+    await expect(converted).not.toContainText('image not found');
   });
 
   test('with signing required, the preview URL carries a signature the edge accepts', async ({ page }) => {

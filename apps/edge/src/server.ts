@@ -9,6 +9,7 @@ import {
   splitPath,
   transform,
   verifySignature,
+  type ImagingErrorCode,
   type ParsedParams,
   type TransformLimits,
 } from '@ukiyo/imaging';
@@ -37,6 +38,7 @@ interface Variant {
 class Refusal extends Error {
   constructor(
     readonly status: number,
+    readonly code: RefusalCode,
     message: string,
   ) {
     super(message);
@@ -112,13 +114,15 @@ export class EdgeHandler {
       res.writeHead(status, status === 304 ? all : { 'Content-Length': data.length, ...all });
       res.end(bodyless ? undefined : data);
     };
-    const refuse = (status: number, reason: string, retryAfterSeconds?: number) =>
+    const refuse = (status: number, code: EdgeErrorCode, reason: string, retryAfterSeconds?: number) =>
       send(
         status,
         {
           'Content-Type': 'text/plain; charset=utf-8',
           'Cache-Control': 'no-store',
           'X-Content-Type-Options': 'nosniff',
+          [ERROR_CODE_HEADER]: code,
+          'Access-Control-Expose-Headers': `${ERROR_CODE_HEADER}, Retry-After`,
           ...(retryAfterSeconds === undefined ? {} : { 'Retry-After': retryAfterSeconds }),
         },
         `${reason}\n`,
@@ -159,7 +163,7 @@ export class EdgeHandler {
               JSON.stringify(body),
             ),
           )
-          .catch(() => refuse(500, 'internal error'));
+          .catch(() => refuse(500, 'internal', 'internal error'));
         return;
       }
     }
@@ -175,15 +179,15 @@ export class EdgeHandler {
         this.answer(req, send, variant, resolved, cacheStatus);
       })
       .catch((error: unknown) => {
-        if (error instanceof Refusal) return refuse(error.status, error.message);
+        if (error instanceof Refusal) return refuse(error.status, error.code, error.message);
         if (error instanceof Overloaded) {
           this.deps.metrics.refusedTransforms.inc({ reason: error.reason });
-          return refuse(503, error.message, error.retryAfterSeconds);
+          return refuse(503, 'overloaded', error.message, error.retryAfterSeconds);
         }
         if (error instanceof ImagingError) {
           if (error.code === 'too-costly' || error.code === 'timeout')
             this.deps.metrics.refusedTransforms.inc({ reason: error.code });
-          return refuse(error.status, error.message, error.code === 'timeout' ? 1 : undefined);
+          return refuse(error.status, error.code, error.message, error.code === 'timeout' ? 1 : undefined);
         }
         if (error instanceof OriginError) {
           // The detail (an address, a status, the S3 error) is the origin owner's business: logged
@@ -192,14 +196,14 @@ export class EdgeHandler {
             { reqId: requestId, host: req.headers.host, detail: error.message },
             'origin fetch failed',
           );
-          return refuse(ORIGIN_STATUS[error.kind], ORIGIN_REASON[error.kind]);
+          return refuse(ORIGIN_STATUS[error.kind], `origin-${error.kind}`, ORIGIN_REASON[error.kind]);
         }
         this.deps.log.error(
           { err: error, reqId: requestId, url: req.url, host: req.headers.host },
           'edge request failed',
         );
         if (res.headersSent) res.destroy();
-        else refuse(500, 'internal error');
+        else refuse(500, 'internal', 'internal error');
       });
   };
 
@@ -236,10 +240,11 @@ export class EdgeHandler {
     req: IncomingMessage,
     onOrigin: (origin: EdgeOrigin) => void,
   ): Promise<{ variant: Variant; hit: boolean; resolved: Resolved }> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method not allowed');
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      throw new Refusal(405, 'method-not-allowed', 'method not allowed');
     const hostHeader = req.headers.host ?? '';
     const origin = this.deps.registry.forHost(hostHeader.replace(/:\d+$/, '').toLowerCase());
-    if (!origin) throw new Refusal(404, 'unknown host');
+    if (!origin) throw new Refusal(404, 'unknown-host', 'unknown host');
     onOrigin(origin);
     const resolved = this.resolve(req, origin);
     const now = Date.now();
@@ -270,32 +275,32 @@ export class EdgeHandler {
       req.headers['x-forwarded-for'],
       this.deps.trustProxy,
     );
-    if (!origin.acl.allows(client)) throw new Refusal(403, 'access denied');
+    if (!origin.acl.allows(client)) throw new Refusal(403, 'access-denied', 'access denied');
     const rawUrl = req.url ?? '/';
     const query = rawUrl.indexOf('?');
     const rawPath = query < 0 ? rawUrl : rawUrl.slice(0, query);
-    if (!rawPath.startsWith('/')) throw new Refusal(400, 'bad request path');
+    if (!rawPath.startsWith('/')) throw new Refusal(400, 'bad-path', 'bad request path');
     if (origin.enableSignedUrl) {
       const header = req.headers['x-imageflux-signature'];
       if (!verifySignature(origin.signingSecret, rawPath, Array.isArray(header) ? header[0] : header))
-        throw new Refusal(403, 'invalid signature');
+        throw new Refusal(403, 'invalid-signature', 'invalid signature');
     }
     const split = splitPath(rawPath);
-    if (!split.ok) throw new Refusal(400, split.reason);
+    if (!split.ok) throw new Refusal(400, 'bad-parameter', split.reason);
     const ruled = applyRules(split, origin.ruleSet);
-    if (!ruled.ok) throw new Refusal(400, ruled.reason);
+    if (!ruled.ok) throw new Refusal(400, 'bad-parameter', ruled.reason);
     const { params, imagePath } = ruled;
-    if (isExpired(params.expires, new Date())) throw new Refusal(403, 'expired');
+    if (isExpired(params.expires, new Date())) throw new Refusal(403, 'expired', 'expired');
     if (params.t && !origin.allowText)
-      throw new Refusal(403, 'text overlays are not enabled for this organization');
+      throw new Refusal(403, 'text-disabled', 'text overlays are not enabled for this organization');
     let sourcePath: string;
     try {
       sourcePath = decodeURIComponent(imagePath);
     } catch {
-      throw new Refusal(400, 'malformed percent-encoding in the image path');
+      throw new Refusal(400, 'bad-path', 'malformed percent-encoding in the image path');
     }
     if (sourcePath === '/' || sourcePath.includes('\0') || SAFE_SEGMENT.test(sourcePath))
-      throw new Refusal(400, 'bad image path');
+      throw new Refusal(400, 'bad-path', 'bad image path');
     const variantKey = [
       printParams(params, { omitAccess: true }),
       formatClass(params, req.headers.accept),
@@ -411,6 +416,26 @@ export class EdgeHandler {
 const EMPTY = Buffer.alloc(0);
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CORS_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' };
+
+/**
+ * Every refusal names its kind in this header (the body is a short English reason for people
+ * reading logs or curl): the console's preview translates the code, and scripts can branch on it
+ * without parsing text.
+ */
+export const ERROR_CODE_HEADER = 'Ukiyo-Error';
+
+type RefusalCode =
+  | 'method-not-allowed'
+  | 'unknown-host'
+  | 'access-denied'
+  | 'bad-path'
+  | 'bad-parameter'
+  | 'invalid-signature'
+  | 'expired'
+  | 'text-disabled';
+
+type EdgeErrorCode =
+  RefusalCode | ImagingErrorCode | `origin-${OriginError['kind']}` | 'overloaded' | 'internal';
 
 const ORIGIN_STATUS: Record<OriginError['kind'], number> = {
   'not-found': 404,

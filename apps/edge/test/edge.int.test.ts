@@ -185,6 +185,16 @@ describe('serving an HTTP origin', () => {
     const unknown = await get(edge, 'nobody.img.localhost', '/images/photo.jpg');
     expect(unknown.status).toBe(404);
     expect(unknown.body.toString()).toBe('unknown host\n');
+    // The kind is a code for the console and scripts; pages may read it across origins.
+    expect(unknown.headers['ukiyo-error']).toBe('unknown-host');
+    expect(unknown.headers['access-control-expose-headers']).toContain('Ukiyo-Error');
+  });
+
+  it('refuses a parameter out of its range with 400, naming it', async () => {
+    const answer = await get(edge, plain.name, '/blur=1000x1000/images/photo.jpg');
+    expect(answer.status).toBe(400);
+    expect(answer.body.toString()).toContain('blur');
+    expect(answer.headers['ukiyo-error']).toBe('bad-parameter');
   });
 
   it('serves the image as the origin has it without parameters', async () => {
@@ -329,6 +339,7 @@ describe('origin rules, signatures and expiry', () => {
     const expired = await get(edge, signed.name, signPath(secret, `/w=100,expires=${past}/images/photo.jpg`));
     expect(expired.status).toBe(403);
     expect(expired.body.toString()).toBe('expired\n');
+    expect(expired.headers['ukiyo-error']).toBe('expired');
     const soon = Math.floor(Date.now() / 1000) + 120;
     const live = await get(
       edge,
@@ -468,6 +479,7 @@ describe('access control and the SSRF guard', () => {
     expect(literal.status).toBe(502);
     // A generic reason: the address the origin resolved to is logged, never shown to clients.
     expect(literal.body.toString()).toBe('the origin address is not allowed\n');
+    expect(literal.headers['ukiyo-error']).toBe('origin-forbidden');
     expect(literal.headers['x-content-type-options']).toBe('nosniff');
     const named = await addOrigin({}, { host: `localhost:${origin.port}` });
     const metadata = await addOrigin({}, { host: '169.254.169.254' });
@@ -559,7 +571,7 @@ describe('S3 origins', () => {
     await edge.refreshOrigins();
     const got = (await client.call('origin.get', { originID: broken.originID })).body.origin as OriginBody;
     expect(got.status).toBe(OriginStatus.error);
-    expect(got.statusMessage).toContain('cannot be decrypted');
+    expect(got.statusMessage).toBe('originStatus.s3SecretUnreadable');
     expect((await get(edge, broken.name, '/x.jpg')).status).toBe(404);
   });
 });

@@ -56,6 +56,43 @@ export type User = z.infer<typeof User>;
 export const OriginKind = { http: 0, s3: 1, live: 101 } as const;
 export const OriginStatus = { error: 0, applied: 1, updating: 2 } as const;
 
+/**
+ * What origin.check found when it fetched a path of an origin through the edge's own fetcher:
+ * a machine-readable code the console translates (never the fetcher's English), with details.
+ * `ok` is a 2xx answer; `forbidden`, `notFound` and `httpError` are the origin's own answers
+ * (403, 404/410, anything else); `unusable` is an origin the edge cannot load (see `reason`).
+ */
+export const OriginCheckOutcome = z.enum([
+  'ok',
+  'privateAddress',
+  'dnsFailure',
+  'tlsError',
+  'connectionFailed',
+  'redirectFailed',
+  'timeout',
+  'forbidden',
+  'notFound',
+  'httpError',
+  'unusable',
+]);
+export type OriginCheckOutcome = z.infer<typeof OriginCheckOutcome>;
+
+export const OriginCheckResult = z.object({
+  outcome: OriginCheckOutcome,
+  /** The path fetched inside the origin, with leading slash (the origin's path prefix goes before it). */
+  path: z.string(),
+  /** The origin's HTTP status, when it answered. */
+  status: z.number().nullable(),
+  contentType: z.string().nullable(),
+  /** Body bytes read, at most the check's limit (`truncated` when the body went on). */
+  bytes: z.number(),
+  truncated: z.boolean(),
+  elapsedMs: z.number(),
+  /** For `unusable`: the message reference of why (the same as an origin's Error reason). */
+  reason: z.string(),
+});
+export type OriginCheckResult = z.infer<typeof OriginCheckResult>;
+
 export const HttpConfig = z.object({
   scheme: z.enum(['http', 'https']),
   host: z.string(),

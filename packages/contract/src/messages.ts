@@ -82,14 +82,18 @@ export const MESSAGES = {
     ja: 'ユーザー数が現在のプランの上限に達しました',
     en: 'The number of users reached the limit for your current plan',
   },
+  // Only the activation page shows these three: they speak of the link its reader opened.
   'error.activationNotFound': {
-    ja: '有効化トークンが見つかりません',
-    en: 'the activation token was not found',
+    ja: 'この有効化リンクは無効です。メールのリンクを最後まで開いたかご確認ください。',
+    en: 'This activation link is not valid. Please check that you opened the whole link from the mail.',
   },
-  'error.alreadyActivated': { ja: 'すでに有効化されています', en: 'already activated' },
+  'error.alreadyActivated': {
+    ja: 'このアカウントはすでに有効化されています。',
+    en: 'This account has already been activated.',
+  },
   'error.activationExpired': {
-    ja: '有効化トークンの有効期限が切れています',
-    en: 'the activation token has expired',
+    ja: 'この有効化リンクは有効期限が切れています。',
+    en: 'This activation link has expired.',
   },
   'error.emailNotMatch': {
     ja: 'メールアドレスがアカウントのものと一致しません',
@@ -187,6 +191,45 @@ export const MESSAGES = {
     ja: 'この機能はまだ提供されていません',
     en: 'this function is not available yet',
   },
+  // Why the edge could not load an origin (its Error status; the edge writes these references)
+  'originStatus.signingSecretUnreadable': {
+    ja: '署名シークレットをこのエッジの鍵(SECRET_KEY)で復号できません',
+    en: 'the signing secret cannot be decrypted with this edge key (SECRET_KEY)',
+  },
+  'originStatus.signingSecretMissing': {
+    ja: '署名付きURLが有効ですが署名シークレットがありません',
+    en: 'signed URLs are enabled without a signing secret',
+  },
+  'originStatus.ruleInvalid': {
+    ja: '変換ルール {{pattern}} を読み込めません',
+    en: 'the conversion rule {{pattern}} cannot be loaded',
+  },
+  'originStatus.overridableInvalid': {
+    ja: '上書き可能なパラメータに変換パラメータ以外が含まれています',
+    en: 'the overridable parameters name something that is not a conversion parameter',
+  },
+  'originStatus.noHost': { ja: 'オリジンのホストがありません', en: 'the origin has no host' },
+  'originStatus.s3SecretUnreadable': {
+    ja: 'S3のシークレットキーをこのエッジの鍵(SECRET_KEY)で復号できません',
+    en: 'the S3 secret key cannot be decrypted with this edge key (SECRET_KEY)',
+  },
+  'originStatus.s3CredentialsMissing': {
+    ja: 'S3オリジンにはアクセスキーIDとシークレットキーが必要です',
+    en: 'an S3 origin needs an access key ID and its secret key',
+  },
+  'originStatus.unknownKind': {
+    ja: 'エッジが扱えない種類のオリジンです',
+    en: 'the edge does not serve this kind of origin',
+  },
+  'originStatus.tlsKeyUnreadable': {
+    ja: 'SSL証明書の秘密鍵をこのエッジの鍵(SECRET_KEY)で復号できません',
+    en: 'the TLS private key cannot be decrypted with this edge key (SECRET_KEY)',
+  },
+  'originStatus.tlsCertificateUnusable': {
+    ja: 'SSL証明書を読み込めません。証明書を再度アップロードしてください',
+    en: 'the TLS certificate cannot be loaded; upload it again',
+  },
+
   // Mail (subjects and bodies; both languages in one mail, Japanese first)
   'mail.activation.subject': { ja: '[Ukiyo] アカウントの有効化', en: '[Ukiyo] Activate your account' },
   'mail.activation.body': {

@@ -5,6 +5,8 @@ import type { PlanFeatures as PlanFeaturesSchema } from './entities.ts';
 export const Plan = { starter: 1, basic: 2, premium: 3, enterprise: 4 } as const;
 export type PlanNumber = (typeof Plan)[keyof typeof Plan];
 export const DEFAULT_PLAN: PlanNumber = Plan.enterprise;
+/** Every plan, smallest first (the plan page's columns). */
+export const PLANS: readonly PlanNumber[] = [Plan.starter, Plan.basic, Plan.premium, Plan.enterprise];
 export const PLAN_NAMES: Record<PlanNumber, string> = {
   1: 'starter',
   2: 'basic',

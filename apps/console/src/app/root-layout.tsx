@@ -6,6 +6,7 @@ import { Outlet, useNavigation } from 'react-router';
 import { PRODUCT_NAME } from '@ukiyo/contract';
 import { AppFooter } from '../components/app-footer.tsx';
 import { FlashBar } from '../components/flash-bar.tsx';
+import { useSessionLossRedirect } from '../lib/api-errors.ts';
 import { useRouteTitle } from './route-title.ts';
 import { useScrollOnNavigation } from './scroll.ts';
 import { TopNavbar } from './top-navbar.tsx';
@@ -28,6 +29,7 @@ function NavigationProgress() {
 export function RootLayout() {
   usePageTitle();
   useScrollOnNavigation();
+  useSessionLossRedirect();
   return (
     <div className="app-shell d-flex flex-column min-vh-100">
       <NavigationProgress />

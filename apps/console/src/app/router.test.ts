@@ -105,6 +105,18 @@ describe('root loader', () => {
     expect(getSession().user?.userID).toBe(5);
   });
 
+  it('tells a user whose session ended on the server why they are on the login page', async () => {
+    whoami = { user: member, organization: imageOrganization };
+    const router = await start(paths.statistics());
+    // The member was disabled meanwhile: the server no longer knows the session.
+    whoami = { user: null, organization: null };
+    await router.navigate(paths.tokenIndex());
+    expect(router.state.location.pathname).toBe(paths.login());
+    expect(flash.current().map((message) => [message.variant, message.key])).toEqual([
+      ['danger', 'error.sessionInvalid'],
+    ]);
+  });
+
   it('treats a failed first check as logged out', async () => {
     whoami = 'fail';
     const router = await start(paths.docs());

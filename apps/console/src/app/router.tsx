@@ -10,8 +10,9 @@ import {
 } from 'react-router';
 import { callApi } from '../lib/api-client.ts';
 import { flash } from '../lib/flash.ts';
+import { textsReady } from '../lib/i18n.ts';
 import { queryClient } from '../lib/query-client.ts';
-import { getSession, setSession, type Session } from '../lib/session.ts';
+import { getSession, isLoggedIn, setSession, type Session } from '../lib/session.ts';
 import { decideRoute } from './guard.ts';
 import { RootError } from './root-error.tsx';
 import { LoadingScreen, RootLayout } from './root-layout.tsx';
@@ -74,10 +75,22 @@ function createRootLoader(state: RouterState) {
   return async function rootLoader({ request }: LoaderFunctionArgs) {
     const url = new URL(request.url);
     const committed = state.committed();
-    const [changed, session] = await Promise.all([deployedVersionChanged(), whoami(request.signal)]);
+    // The page's texts load beside its chunk and the session check (lib/i18n.ts); a catalogue
+    // that cannot load fails the navigation into RootError, whose texts the entry holds.
+    const [changed, session] = await Promise.all([
+      deployedVersionChanged(),
+      whoami(request.signal),
+      textsReady(),
+    ]);
     if (changed) throw redirectDocument(href(state.target() ?? url));
 
     if (session) {
+      // The console had a user and the server no longer does: the session ended there (the
+      // member was disabled, it expired or was ended elsewhere). Console-spec section 8's
+      // message says so on the login page the guard sends them to, not a silent logout.
+      if (isLoggedIn(getSession().user) && !isLoggedIn(session.user)) {
+        flash.next({ variant: 'danger', key: 'error.sessionInvalid' });
+      }
       updateSession(session);
     } else if (committed && committed.pathname + committed.search !== url.pathname + url.search) {
       // Without a session answer the navigation cannot be judged: stay where the user is.

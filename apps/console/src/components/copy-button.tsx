@@ -27,9 +27,9 @@ export function CopyButton({ text, testId, label }: { text: string; testId: stri
   const copy = async () => {
     try {
       await writeClipboard(text);
-      flash.now({ variant: 'success', key: 'common.copied' });
+      flash.now({ variant: 'success', key: 'common.copied', action: 'copy' });
     } catch {
-      flash.now({ variant: 'warning', key: 'common.copyFailed' });
+      flash.now({ variant: 'warning', key: 'common.copyFailed', action: 'copy' });
     }
   };
   return (

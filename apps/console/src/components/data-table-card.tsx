@@ -1,9 +1,9 @@
 import type { ReactNode } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Card from 'react-bootstrap/Card';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import { LoadingBlock } from './loading-block.tsx';
+import { StackingTable } from './stacking-table.tsx';
 
 /**
  * A list page's table in a card: a spinner while the query loads, `empty` once it has loaded no
@@ -46,22 +46,22 @@ export function DataTableCard({
         </Card.Body>
       )}
       {rowCount > 0 && (
-        <Table responsive hover={hover} className="mb-0 align-middle" data-testid={testId}>
+        <StackingTable hover={hover} className="mb-0 align-middle" data-testid={testId}>
           <thead className="table-light">
             <tr>{head}</tr>
           </thead>
           <tbody>{children}</tbody>
-        </Table>
+        </StackingTable>
       )}
     </Card>
   );
 }
 
-/** The last header cell, over the row buttons: named for screen readers only. */
+/** The last header cell, over the row buttons: named for screen readers only (see labelCells). */
 export function ActionsHeader() {
   const { t } = useTranslation();
   return (
-    <th scope="col" className="text-end">
+    <th scope="col" className="text-end" data-actions>
       <span className="visually-hidden">{t('common.actions')}</span>
     </th>
   );

@@ -5,6 +5,7 @@ import { isErrorCode, type Invalids, type MessageKey } from '@ukiyo/contract';
 import { paths } from '../app/routes.ts';
 import { ApiError } from './api-client.ts';
 import { flash } from './flash.ts';
+import { queryClient } from './query-client.ts';
 import { clearSession, getSession } from './session.ts';
 
 /** What the console does about a failed call (console-spec section 8). */
@@ -47,13 +48,18 @@ export function applyInvalids<T extends FieldValues>(setError: UseFormSetError<T
 
 /**
  * The central handler for failed calls: the one place that turns an error into a flash, a form
- * error or a redirect. Pages handle the few codes they explain in place, then hand over the rest.
+ * error or a redirect. Pages handle the few codes they explain in place, then hand over the rest,
+ * naming the `action` that failed (see flash.ts) unless the failure is the page's own (a query).
  */
 export function useApiErrorHandler() {
   const navigate = useNavigate();
   return useCallback(
-    <T extends FieldValues>(error: unknown, form?: { setError: UseFormSetError<T> }): void => {
+    <T extends FieldValues>(
+      error: unknown,
+      { setError, action }: { setError?: UseFormSetError<T>; action?: string } = {},
+    ): void => {
       const failure = classifyApiError(error);
+      const about = action === undefined ? {} : { action };
       switch (failure.kind) {
         case 'aborted':
           return;
@@ -70,24 +76,44 @@ export function useApiErrorHandler() {
         }
         case 'validation':
           // The summary too: an invalid field may not be on this form (or below the fold).
-          if (form) applyInvalids(form.setError, failure.invalids);
-          flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+          if (setError) applyInvalids(setError, failure.invalids);
+          flash.now({ variant: 'danger', key: 'error.invalidInputs', ...about });
           return;
         case 'message':
-          flash.now({ variant: 'danger', key: failure.key, params: failure.params });
+          flash.now({ variant: 'danger', key: failure.key, params: failure.params, ...about });
           return;
         case 'internal':
-          flash.now({ variant: 'danger', key: 'error.internal' });
+          flash.now({ variant: 'danger', key: 'error.internal', ...about });
       }
     },
     [navigate],
   );
 }
 
-/** A query's failure goes through the same handler as a mutation's (once per failure). */
+/**
+ * A query's failure goes through the same handler as a mutation's (once per failure). A lost
+ * session is left to useSessionLossRedirect, which hears every query's.
+ */
 export function useReportQueryError(error: unknown): void {
   const handleError = useApiErrorHandler();
   useEffect(() => {
-    if (error) handleError(error);
+    if (error && classifyApiError(error).kind !== 'session') handleError(error);
   }, [error, handleError]);
+}
+
+/**
+ * Any query refused for want of a session (console-spec section 8) leads to the login page with
+ * the message, whether or not its page reports failures: a member disabled while logged in is
+ * told why, not left on a page that silently stopped loading. Mounted once, in the layout.
+ */
+export function useSessionLossRedirect(): void {
+  const handleError = useApiErrorHandler();
+  useEffect(
+    () =>
+      queryClient.getQueryCache().subscribe((event) => {
+        if (event.type !== 'updated' || event.action.type !== 'error') return;
+        if (classifyApiError(event.action.error).kind === 'session') handleError(event.action.error);
+      }),
+    [handleError],
+  );
 }

@@ -50,6 +50,44 @@ describe('flash', () => {
     expect(flash.current().map((message) => message.params)).toEqual([{ id: 4 }]);
   });
 
+  it('replaces the earlier message of the same action', () => {
+    const flash = createFlashStore();
+    flash.now({ key: 'token.disabled', variant: 'success', action: 'token' });
+    flash.now({ key: 'token.deleted', variant: 'success', action: 'token' });
+    expect(keys(flash.current())).toEqual(['token.deleted']);
+    flash.now({ key: 'error.tokenDeleteFailed', action: 'token' });
+    expect(keys(flash.current())).toEqual(['error.tokenDeleteFailed']);
+  });
+
+  it('never shows a success and a failure of different actions together: the later stays', () => {
+    const flash = createFlashStore();
+    flash.now({ key: 'account.profileUpdated', variant: 'success', action: 'profile' });
+    flash.now({ key: 'error.internal', action: 'password' });
+    expect(keys(flash.current())).toEqual(['error.internal']);
+    flash.now({ key: 'common.copied', variant: 'success', action: 'copy' });
+    expect(keys(flash.current())).toEqual(['common.copied']);
+    // Successes of different actions are both true.
+    flash.now({ key: 'account.passwordChanged', variant: 'success', action: 'password' });
+    expect(keys(flash.current())).toEqual(['common.copied', 'account.passwordChanged']);
+  });
+
+  it('keeps what the page says about itself, whatever the user does later', () => {
+    const flash = createFlashStore();
+    flash.next('limit.notEnoughPermission');
+    flash.advance();
+    flash.now('error.internal');
+    flash.now({ key: 'common.copied', variant: 'success', action: 'copy' });
+    expect(keys(flash.current())).toEqual(['limit.notEnoughPermission', 'error.internal', 'common.copied']);
+  });
+
+  it('applies the rule to a message carried to the next page', () => {
+    const flash = createFlashStore();
+    flash.next({ key: 'member.updated', variant: 'success', action: 'member' });
+    flash.advance();
+    flash.now({ key: 'member.disabledMessage', variant: 'success', action: 'member' });
+    expect(keys(flash.current())).toEqual(['member.disabledMessage']);
+  });
+
   it('tells subscribers about what they can see', () => {
     const flash = createFlashStore();
     let calls = 0;

@@ -4,6 +4,14 @@ import { useSyncExternalStore } from 'react';
  * One-shot messages (console-spec sections 2 and 4): `now` shows on the current page, `next`
  * waits for the next route change. Each route change drops what is shown and promotes what
  * was waiting, so a message set just before a redirect appears on the page redirected to.
+ *
+ * A message that reports what the user just did names that `action`. The page then tells one
+ * story: a new message replaces the earlier one of the same action (a retry's success its
+ * failure, "deleted" the "disabled" before it), and a success and a failure of different
+ * actions never stand side by side (the later one stays). Messages without an action describe
+ * the page itself (it could not load, the route was refused) and stay until the route changes:
+ * what the user does later does not make them less true, which is why the rule keys on the
+ * action and not on the message's style.
  */
 export type FlashVariant = 'success' | 'danger' | 'warning' | 'info';
 
@@ -13,6 +21,11 @@ export interface FlashInput {
   key?: string;
   text?: string;
   params?: Record<string, string | number>;
+  /**
+   * What the user did that this message reports on, named by what it acts on ('token' for a
+   * token's disabling and deleting alike, 'copy', 'profile'); see the rule above.
+   */
+  action?: string;
 }
 
 export interface FlashMessage extends FlashInput {
@@ -48,9 +61,19 @@ export function createFlashStore() {
     a.key === b.key &&
     a.text === b.text &&
     JSON.stringify(a.params ?? {}) === JSON.stringify(b.params ?? {});
-  // The same failure reported twice (a retried navigation, a double click) shows once.
-  const append = (list: readonly FlashMessage[], message: FlashMessage) =>
-    list.some(sameAs(message)) ? list : [...list, message];
+  const isFailure = (message: FlashMessage) => message.variant === 'danger' || message.variant === 'warning';
+  // Two outcomes of different actions contradict when one says it worked and the other it did not.
+  const contradicts = (a: FlashMessage, b: FlashMessage) =>
+    (a.variant === 'success' && isFailure(b)) || (isFailure(a) && b.variant === 'success');
+  const supersedes = (message: FlashMessage, earlier: FlashMessage) =>
+    message.action !== undefined &&
+    earlier.action !== undefined &&
+    (earlier.action === message.action || contradicts(earlier, message));
+  const append = (list: readonly FlashMessage[], message: FlashMessage) => {
+    const kept = list.filter((earlier) => !supersedes(message, earlier));
+    // The same failure reported twice (a retried navigation, a double click) shows once.
+    return kept.some(sameAs(message)) ? kept : [...kept, message];
+  };
 
   return {
     now(input: FlashInput | string): void {

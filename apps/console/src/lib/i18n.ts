@@ -1,7 +1,7 @@
 import i18next, { type TFunction } from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { messagesIn, parseMessageRef } from '@ukiyo/contract';
-import ja from '../locales/ja/translation.json';
+import jaShell from '../locales/ja/translation.json?shell';
 
 /** Japanese first: the default and the fallback (console-spec section 1). */
 export const LANGUAGES = ['ja', 'en'] as const;
@@ -25,15 +25,17 @@ function storedLanguage(): Language {
 }
 
 /**
- * The console's texts in languages other than the default load on demand: Japanese is the
- * default and the fallback, so only its catalogue rides in the entry chunk (the catalogues grow
- * with every screen). The contract's messages are there anyway, in every language.
+ * The console's texts load on demand, so the entry chunk stays small as screens add texts: it
+ * holds only the shell's Japanese texts (what shows before the first route: `?shell`, cut from
+ * the one catalogue file in the build by apps/console/build/catalogue-shell.ts). The root
+ * loader fetches the whole catalogue of the current language (`textsReady`) beside the page's
+ * own chunk. The contract's messages are in the entry anyway, in every language.
  */
 const LOADERS: Record<Language, () => Promise<Record<string, string>>> = {
-  ja: async () => ja,
+  ja: () => import('../locales/ja/translation.json').then((module) => module.default),
   en: () => import('../locales/en/translation.json').then((module) => module.default),
 };
-const loaded = new Set<Language>([DEFAULT_LANGUAGE]);
+const loading = new Map<Language, Promise<void>>();
 
 export const i18n = i18next.createInstance();
 
@@ -41,7 +43,7 @@ void i18n.use(initReactI18next).init({
   // The console's own texts, plus the contract's catalogue shared with the server (validation,
   // errors, limits), so a message reference from `invalids` translates like a local key.
   resources: {
-    ja: { translation: { ...messagesIn('ja'), ...ja } },
+    ja: { translation: { ...messagesIn('ja'), ...jaShell } },
     en: { translation: messagesIn('en') },
   },
   partialBundledLanguages: true,
@@ -60,10 +62,22 @@ i18n.on('languageChanged', (language) => {
   document.documentElement.lang = language;
 });
 
-async function loadLanguage(language: Language): Promise<void> {
-  if (loaded.has(language)) return;
-  i18n.addResourceBundle(language, 'translation', await LOADERS[language](), true, true);
-  loaded.add(language);
+/** Loads a language's whole catalogue once; a failed load is tried again by the next call. */
+function loadLanguage(language: Language): Promise<void> {
+  let promise = loading.get(language);
+  if (!promise) {
+    promise = LOADERS[language]().then((texts) => {
+      i18n.addResourceBundle(language, 'translation', texts, true, true);
+    });
+    promise.catch(() => loading.delete(language));
+    loading.set(language, promise);
+  }
+  return promise;
+}
+
+/** Every text of the current language: the root loader waits for it before any route renders. */
+export function textsReady(): Promise<void> {
+  return loadLanguage(currentLanguage());
 }
 
 /**

@@ -21,6 +21,15 @@ export interface FetchedImage {
   expires: string | null;
 }
 
+/** An origin's answer as origin.check reports it; `bytes` counts the body read, at most the check's limit. */
+export interface OriginProbe {
+  status: number;
+  contentType: string | null;
+  bytes: number;
+  /** The body went on past the bytes read. */
+  truncated: boolean;
+}
+
 export interface OriginLimits {
   timeoutMs: number;
   maxBytes: number;

@@ -1,7 +1,13 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { OriginError, readLimited, type FetchedImage, type OriginLimits } from './errors.ts';
-import { fetchSample, isSampleHost } from './samples.ts';
+import {
+  OriginError,
+  readLimited,
+  type FetchedImage,
+  type OriginLimits,
+  type OriginProbe,
+} from './errors.ts';
+import { fetchSample, isSampleHost, probeSample } from './samples.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
 
 export interface HttpOriginConfig {
@@ -14,6 +20,14 @@ export interface HttpOriginConfig {
 }
 
 const MAX_REDIRECTS = 5;
+
+/** Redirects the edge does not follow: a failure like any other, told apart by origin.check. */
+export class RedirectError extends OriginError {
+  constructor(message: string) {
+    super('failed', message);
+    this.name = 'RedirectError';
+  }
+}
 
 /** Percent-encodes each segment of a decoded path, keeping the slashes. */
 export function encodePath(path: string): string {
@@ -36,48 +50,77 @@ export class HttpFetcher {
   /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
   async fetch(config: HttpOriginConfig, path: string): Promise<FetchedImage> {
     if (isSampleHost(config.host)) return fetchSample(path);
+    const signal = AbortSignal.timeout(this.limits.timeoutMs);
+    const response = await this.open(config, path, signal);
+    const status = response.statusCode ?? 0;
+    if (status === 404 || status === 410) {
+      response.resume();
+      throw new OriginError('not-found', `origin answered ${status}`);
+    }
+    if (status !== 200) {
+      response.resume();
+      throw new OriginError('failed', `origin answered ${status}`);
+    }
+    const length = Number(response.headers['content-length'] ?? 0);
+    if (length > this.limits.maxBytes) {
+      response.destroy();
+      throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
+    }
+    const data = await readLimited(response, this.limits.maxBytes, 'origin image').catch((error: unknown) => {
+      throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
+    });
+    return {
+      data,
+      cacheControl: response.headers['cache-control'] ?? null,
+      expires: response.headers.expires ?? null,
+    };
+  }
+
+  /**
+   * What the origin answers to one GET of `path`, whatever its status (origin.check): the body
+   * is read up to `maxBytes` only, to count it, and then dropped.
+   */
+  async probe(config: HttpOriginConfig, path: string, maxBytes: number): Promise<OriginProbe> {
+    if (isSampleHost(config.host)) return probeSample(path);
+    const signal = AbortSignal.timeout(this.limits.timeoutMs);
+    const response = await this.open(config, path, signal);
+    let bytes = 0;
+    try {
+      for await (const chunk of response as AsyncIterable<Uint8Array>) {
+        bytes += chunk.length;
+        if (bytes >= maxBytes) break;
+      }
+    } catch (error) {
+      throw signal.aborted ? timeoutError() : failed(error);
+    } finally {
+      response.destroy();
+    }
+    return {
+      status: response.statusCode ?? 0,
+      contentType: response.headers['content-type'] ?? null,
+      bytes: Math.min(bytes, maxBytes),
+      truncated: bytes >= maxBytes,
+    };
+  }
+
+  /** The origin's answer to GET `path` once redirects are followed; the caller reads its body. */
+  private async open(config: HttpOriginConfig, path: string, signal: AbortSignal): Promise<IncomingMessage> {
     const prefix = config.pathPrefix ? `/${config.pathPrefix.replace(/\/+$/, '')}` : '';
     let url = new URL(`${config.scheme}://${config.host}${encodePath(prefix + path)}`);
     let hostHeader: string | undefined = config.rewriteHost || undefined;
-    const signal = AbortSignal.timeout(this.limits.timeoutMs);
     for (let hop = 0; ; hop++) {
       const response = await this.get(url, hostHeader, signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
-      if (status >= 300 && status < 400 && location) {
-        response.resume();
-        if (hop >= MAX_REDIRECTS) throw new OriginError('failed', 'origin redirected too many times');
-        const next = new URL(location, url);
-        if (next.protocol !== 'http:' && next.protocol !== 'https:')
-          throw new OriginError('failed', `origin redirected to ${next.protocol}`);
-        // The rewritten Host belongs to the configured origin, not to where it redirects.
-        if (next.host !== url.host) hostHeader = undefined;
-        url = next;
-        continue;
-      }
-      if (status === 404 || status === 410) {
-        response.resume();
-        throw new OriginError('not-found', `origin answered ${status}`);
-      }
-      if (status !== 200) {
-        response.resume();
-        throw new OriginError('failed', `origin answered ${status}`);
-      }
-      const length = Number(response.headers['content-length'] ?? 0);
-      if (length > this.limits.maxBytes) {
-        response.destroy();
-        throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
-      }
-      const data = await readLimited(response, this.limits.maxBytes, 'origin image').catch(
-        (error: unknown) => {
-          throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
-        },
-      );
-      return {
-        data,
-        cacheControl: response.headers['cache-control'] ?? null,
-        expires: response.headers.expires ?? null,
-      };
+      if (status < 300 || status >= 400 || !location) return response;
+      response.resume();
+      if (hop >= MAX_REDIRECTS) throw new RedirectError('origin redirected too many times');
+      const next = new URL(location, url);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw new RedirectError(`origin redirected to ${next.protocol}`);
+      // The rewritten Host belongs to the configured origin, not to where it redirects.
+      if (next.host !== url.host) hostHeader = undefined;
+      url = next;
     }
   }
 

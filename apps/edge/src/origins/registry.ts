@@ -1,16 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { OriginKind, OriginStatus } from '@ukiyo/contract';
+import { messageRef, OriginKind, OriginStatus } from '@ukiyo/contract';
 import { validateRules, type RuleSet } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
 import { Acl } from '../acl.ts';
 import { digest } from '../cache/disk-cache.ts';
 import type { Db, SecretBox } from '../types.ts';
-import type { HttpOriginConfig } from './http.ts';
-import type { S3OriginConfig } from './s3.ts';
-
-export type OriginSource =
-  { kind: 'http'; config: HttpOriginConfig } | { kind: 's3'; config: S3OriginConfig };
+import { originSource, type OriginSource } from './source.ts';
 
 /** An origin as the edge serves it: secrets opened, rules and ACL compiled. */
 export interface EdgeOrigin {
@@ -239,15 +235,18 @@ export class OriginRegistry {
     certificate: CertificateRow | undefined,
     contexts: Certificates,
   ): Loaded {
-    const fail = (problem: string): Loaded => ({ origin: null, problem });
+    // The reason is a message reference the console translates; the detail stays in the log.
+    const fail = (problem: string, detail?: string): Loaded => {
+      if (detail) this.log.warn({ originId: row.id, detail }, 'origin cannot be loaded');
+      return { origin: null, problem };
+    };
     let signingSecret = '';
     try {
       if (row.signing_secret_enc) signingSecret = this.secrets.open(row.signing_secret_enc);
     } catch {
-      return fail('the signing secret cannot be decrypted with this edge key (SECRET_KEY)');
+      return fail(messageRef('originStatus.signingSecretUnreadable'));
     }
-    if (row.enable_signed_url && !signingSecret)
-      return fail('signed URLs are enabled without a signing secret');
+    if (row.enable_signed_url && !signingSecret) return fail(messageRef('originStatus.signingSecretMissing'));
     const ruleSet: RuleSet = {
       rules: rules.map((rule) => ({
         pattern: `/${rule.pattern}`,
@@ -259,47 +258,18 @@ export class OriginRegistry {
     };
     const problem = validateRules(ruleSet)[0];
     if (problem) {
-      const where =
-        problem.index === null ? problem.field : `rule ${ruleSet.rules[problem.index]?.pattern ?? ''}`;
-      return fail(`${where}: ${problem.reason}`);
+      const pattern = problem.index === null ? null : (ruleSet.rules[problem.index]?.pattern ?? '');
+      return fail(
+        pattern === null
+          ? messageRef('originStatus.overridableInvalid')
+          : messageRef('originStatus.ruleInvalid', { pattern }),
+        `${problem.field}: ${problem.reason}`,
+      );
     }
-    const config = row.config;
-    const text = (key: string) => (typeof config[key] === 'string' ? (config[key] as string) : '');
-    let source: OriginSource;
-    if (row.kind === OriginKind.http) {
-      if (!text('host')) return fail('no origin host');
-      source = {
-        kind: 'http',
-        config: {
-          scheme: text('scheme') === 'https' ? 'https' : 'http',
-          host: text('host'),
-          pathPrefix: text('pathPrefix'),
-          rewriteHost: text('rewriteHost'),
-        },
-      };
-    } else if (row.kind === OriginKind.s3) {
-      let secretAccessKey = '';
-      try {
-        if (text('secretAccessKeyEnc')) secretAccessKey = this.secrets.open(text('secretAccessKeyEnc'));
-      } catch {
-        return fail('the S3 secret key cannot be decrypted with this edge key (SECRET_KEY)');
-      }
-      if (!text('accessKeyID') || !secretAccessKey)
-        return fail('an S3 origin needs an access key ID and its secret key');
-      source = {
-        kind: 's3',
-        config: {
-          accessKeyID: text('accessKeyID'),
-          secretAccessKey,
-          endPoint: text('endPoint'),
-          region: text('region'),
-          bucket: text('bucket'),
-          pathPrefix: text('pathPrefix'),
-        },
-      };
-    } else {
-      return fail(`unknown origin kind ${row.kind}`);
-    }
+    const { source, problem: sourceProblem } = originSource(row.kind, row.config, (sealed) =>
+      this.secrets.open(sealed),
+    );
+    if (!source) return fail(sourceProblem);
     let tls: SecureContext | null = null;
     // A certificate left over from an earlier custom domain is not served for the new one.
     if (certificate && coversHost(certificate.certificate, row.origin_name)) {
@@ -311,7 +281,7 @@ export class OriginRegistry {
         try {
           key = this.secrets.open(certificate.private_key_enc);
         } catch {
-          return fail('the TLS private key cannot be decrypted with this edge key (SECRET_KEY)');
+          return fail(messageRef('originStatus.tlsKeyUnreadable'));
         }
         try {
           tls = createSecureContext({
@@ -319,7 +289,7 @@ export class OriginRegistry {
             cert: certificate.certificate + certificate.intermediate_certificate,
           });
         } catch (error) {
-          return fail(`the TLS certificate cannot be loaded: ${(error as Error).message}`);
+          return fail(messageRef('originStatus.tlsCertificateUnusable'), (error as Error).message);
         }
       }
       contexts.set(row.id, { fingerprint: certificate.fingerprint, context: tls });

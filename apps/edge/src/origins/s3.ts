@@ -1,6 +1,12 @@
-import { GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { OriginError, readLimited, type FetchedImage, type OriginLimits } from './errors.ts';
+import {
+  OriginError,
+  readLimited,
+  type FetchedImage,
+  type OriginLimits,
+  type OriginProbe,
+} from './errors.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
 
 export interface S3OriginConfig {
@@ -28,17 +34,9 @@ export class S3Fetcher {
 
   /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
   async fetch(config: S3OriginConfig, path: string): Promise<FetchedImage> {
-    const prefix = config.pathPrefix.replace(/\/+$/, '');
-    const key = prefix ? `${prefix}${path}` : path.slice(1);
-    if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
     const signal = AbortSignal.timeout(this.limits.timeoutMs);
     try {
-      const output = await this.client(config).send(
-        new GetObjectCommand({ Bucket: config.bucket, Key: key }),
-        {
-          abortSignal: signal,
-        },
-      );
+      const output = await this.getObject(config, path, signal);
       if ((output.ContentLength ?? 0) > this.limits.maxBytes)
         throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
       const data = await readLimited(output.Body as Readable, this.limits.maxBytes, 'origin image');
@@ -48,24 +46,69 @@ export class S3Fetcher {
         expires: output.ExpiresString ?? null,
       };
     } catch (error) {
-      if (error instanceof OriginError) throw error;
-      const cause = (error as { cause?: unknown }).cause;
-      if (cause instanceof OriginError) throw cause;
-      if (signal.aborted) throw new OriginError('timeout', 'origin did not answer in time');
-      if (error instanceof S3ServiceException) {
+      if (error instanceof S3ServiceException && !signal.aborted) {
         const status = error.$metadata.httpStatusCode;
         if (error.name === 'NoSuchKey' || status === 404)
           throw new OriginError('not-found', 'no such object in the bucket');
         throw new OriginError('failed', `S3 answered ${status ?? ''} ${error.name}`.trim(), { cause: error });
       }
-      throw new OriginError(
-        'failed',
-        `S3 unreachable: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-        },
-      );
+      throw originError(error, signal);
     }
+  }
+
+  /**
+   * What the bucket answers to one GET of `path`, whatever its status (origin.check): the body
+   * is read up to `maxBytes` only, to count it, and then dropped. The bucket's root names no
+   * object: there the bucket itself is asked for (HeadBucket).
+   */
+  async probe(config: S3OriginConfig, path: string, maxBytes: number): Promise<OriginProbe> {
+    const signal = AbortSignal.timeout(this.limits.timeoutMs);
+    try {
+      if (this.keyOf(config, path) === '') {
+        if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
+        await this.client(config).send(new HeadBucketCommand({ Bucket: config.bucket }), {
+          abortSignal: signal,
+        });
+        return { status: 200, contentType: null, bytes: 0, truncated: false };
+      }
+      const output = await this.getObject(config, path, signal);
+      const body = output.Body as Readable;
+      let bytes = 0;
+      try {
+        for await (const chunk of body as AsyncIterable<Uint8Array>) {
+          bytes += chunk.length;
+          if (bytes >= maxBytes) break;
+        }
+      } finally {
+        body.destroy();
+      }
+      return {
+        status: 200,
+        contentType: output.ContentType ?? null,
+        bytes: Math.min(bytes, maxBytes),
+        truncated: bytes >= maxBytes,
+      };
+    } catch (error) {
+      // The service's refusal is its answer (403 AccessDenied, 404 NoSuchKey or NoSuchBucket).
+      if (error instanceof S3ServiceException && !signal.aborted && error.$metadata.httpStatusCode)
+        return { status: error.$metadata.httpStatusCode, contentType: null, bytes: 0, truncated: false };
+      throw originError(error, signal);
+    }
+  }
+
+  private keyOf(config: S3OriginConfig, path: string): string {
+    const prefix = config.pathPrefix.replace(/\/+$/, '');
+    return prefix ? `${prefix}${path}` : path.slice(1);
+  }
+
+  private getObject(config: S3OriginConfig, path: string, signal: AbortSignal) {
+    if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
+    return this.client(config).send(
+      new GetObjectCommand({ Bucket: config.bucket, Key: this.keyOf(config, path) }),
+      {
+        abortSignal: signal,
+      },
+    );
   }
 
   close(): void {
@@ -96,4 +139,19 @@ export class S3Fetcher {
     }
     return client;
   }
+}
+
+/** Any other failure of an S3 call as the edge reports it: the guard's refusal, a timeout, the network. */
+function originError(error: unknown, signal: AbortSignal): OriginError {
+  if (error instanceof OriginError) return error;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof OriginError) return cause;
+  if (signal.aborted) return new OriginError('timeout', 'origin did not answer in time');
+  return new OriginError(
+    'failed',
+    `S3 unreachable: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      cause: error,
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { SAMPLE_ORIGIN_HOST } from '@ukiyo/contract';
-import { OriginError, type FetchedImage } from './errors.ts';
+import { OriginError, type FetchedImage, type OriginProbe } from './errors.ts';
 
 const SAMPLES_DIR = fileURLToPath(new URL('../../samples/', import.meta.url));
 const SAMPLE_NAME = /^\/[a-z0-9-]+\.(?:jpg|png|webp)$/;
@@ -23,5 +23,18 @@ export async function fetchSample(path: string): Promise<FetchedImage> {
     return { data, cacheControl: 'public, max-age=86400', expires: null };
   } catch {
     throw new OriginError('not-found', 'no such sample image');
+  }
+}
+
+const SAMPLE_TYPES: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp' };
+
+/** origin.check of a samples origin: the answer the edge's own fetch would give. */
+export async function probeSample(path: string): Promise<OriginProbe> {
+  try {
+    const { data } = await fetchSample(path);
+    const type = SAMPLE_TYPES[path.slice(path.lastIndexOf('.') + 1)] ?? null;
+    return { status: 200, contentType: type, bytes: data.length, truncated: false };
+  } catch {
+    return { status: 404, contentType: null, bytes: 0, truncated: false };
   }
 }

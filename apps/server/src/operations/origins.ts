@@ -1,4 +1,6 @@
 import { OriginKind, type Origin } from '@ukiyo/contract';
+import { checkOrigin, originSource } from '@ukiyo/edge/origin-check';
+import type { RateRule } from '../auth/rate-limits.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { findReachableOrganization } from '../db/repositories/organizations.ts';
 import {
@@ -19,6 +21,14 @@ import { AppError, uniqueOr } from '../http/app-error.ts';
 import { checkCertificate } from '../services/certificates.ts';
 import { checkOriginLimit, deliveryUrlOf, originValues } from '../services/origins.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext, type ServerDeps } from './context.ts';
+
+/**
+ * origin.check fetches from the console server: per user a handful a minute (a save checks
+ * once), each one attempt of at most ORIGIN_CHECK_TIMEOUT_MS reading ORIGIN_CHECK_MAX_BYTES.
+ */
+export const ORIGIN_CHECK_PER_USER: RateRule = { points: 20, seconds: 60 };
+const ORIGIN_CHECK_TIMEOUT_MS = 5_000;
+const ORIGIN_CHECK_MAX_BYTES = 256 * 1024;
 
 export function openSecret(secrets: SecretBox, sealed: string): string {
   if (!sealed) return '';
@@ -194,6 +204,39 @@ export const originHandlers: Handlers = {
     const existing = await loadOrigin(context, originID);
     await deleteOrigin(context.deps.db, existing.id);
     return {};
+  },
+
+  /**
+   * The edge's own fetch code runs here (no call to an edge process), so the check works the
+   * same in `npm start` and on a console server alone; the SSRF guard follows this process's
+   * ALLOW_PRIVATE_ORIGINS, as the edges' does.
+   */
+  'origin.check': async ({ originID, path }, context) => {
+    const { limits, secrets, config } = context.deps;
+    const row = await loadOrigin(context, originID);
+    await limits.spend('origin-check', ORIGIN_CHECK_PER_USER, String(authOf(context).user.id));
+    const target = `/${path.replace(/^\/+/, '')}`;
+    const { source, problem } = originSource(row.kind, row.config, (sealed) => secrets.open(sealed));
+    if (!source) {
+      return {
+        result: {
+          outcome: 'unusable',
+          path: target,
+          status: null,
+          contentType: null,
+          bytes: 0,
+          truncated: false,
+          elapsedMs: 0,
+          reason: problem,
+        },
+      };
+    }
+    const result = await checkOrigin(source, target, {
+      allowPrivate: config.ALLOW_PRIVATE_ORIGINS,
+      timeoutMs: Math.min(config.EDGE_ORIGIN_TIMEOUT_MS, ORIGIN_CHECK_TIMEOUT_MS),
+      maxBytes: ORIGIN_CHECK_MAX_BYTES,
+    });
+    return { result };
   },
 
   /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Origin, OriginKind, OriginMinimum, TlsCertificate, Usage } from '../entities.ts';
+import { Origin, OriginCheckResult, OriginKind, OriginMinimum, TlsCertificate, Usage } from '../entities.ts';
 import { messageRef } from '../messages.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
@@ -112,6 +112,24 @@ export const originOperations = {
   'origin.delete': operation('origin.delete', {
     input: z.object({ originID: id() }),
     output: z.object({}),
+    access: 'organization',
+    permission: Permission.origin,
+    organizationKind: 'image',
+  }),
+  /**
+   * Fetches one path of a saved origin (default its root) as the edge would, with a short
+   * timeout and a small read, and says what happened (OriginCheckResult).
+   */
+  'origin.check': operation('origin.check', {
+    input: z.object({
+      originID: id(),
+      /** Inside the origin; control characters cannot be part of a request line. */
+      path: optionalText(1024).refine(
+        (path) => [...path].every((char) => char >= ' ' && char !== '\u007f'),
+        'validation.invalid',
+      ),
+    }),
+    output: z.object({ result: OriginCheckResult }),
     access: 'organization',
     permission: Permission.origin,
     organizationKind: 'image',

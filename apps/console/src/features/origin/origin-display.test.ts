@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { hasCustomDomain, sourceAddress, statusName, tlsState } from './origin-display.ts';
+import { hasCustomDomain, sourceAddress, statusName, statusReasonKey, tlsState } from './origin-display.ts';
 
 describe('origin display', () => {
+  it("shows the edge's reason references and the generic one for older text", () => {
+    expect(statusReasonKey('originStatus.ruleInvalid|pattern=%2Fthumbs')).toBe(
+      'originStatus.ruleInvalid|pattern=%2Fthumbs',
+    );
+    expect(statusReasonKey('the signing secret cannot be decrypted')).toBe('origin.statusReasonUnknown');
+  });
+
   it('shows the source address of HTTP and S3 origins', () => {
     expect(
       sourceAddress({

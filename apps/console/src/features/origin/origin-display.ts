@@ -20,6 +20,14 @@ export function statusName(status: number): StatusName {
   return 'error';
 }
 
+/**
+ * The message reference to show for an Error origin's reason: the edge writes `originStatus.*`
+ * references; anything else (a reason stored before them) is the generic one.
+ */
+export function statusReasonKey(statusMessage: string): string {
+  return statusMessage.startsWith('originStatus.') ? statusMessage : 'origin.statusReasonUnknown';
+}
+
 /** An origin serves a custom domain when its originName is not the generated name. */
 export function hasCustomDomain(origin: Pick<Origin, 'name' | 'originName'>): boolean {
   return origin.originName !== '' && origin.originName.toLowerCase() !== origin.name.toLowerCase();

@@ -75,7 +75,7 @@ export function OutboxPage() {
           return (
             <Fragment key={mail.mailID}>
               <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
-                <td className="text-break">{mail.to}</td>
+                <td>{mail.to}</td>
                 <td data-testid="outbox-subject">{mail.subject}</td>
                 <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
                 <td className="text-end">

@@ -99,11 +99,12 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
         variant: 'success',
         key: 'userCreate.registered',
         params: { organization: result.organization.name, email: result.user.emailAddress },
+        action: 'organization',
       });
       reset(emptyRegistration);
       setExisting(false);
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'organization' });
     }
   });
 
@@ -237,10 +238,11 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
         variant: 'success',
         key: 'userCreate.organizationUpdated',
         params: { name: input.organization.name },
+        action: 'organization',
       });
       await navigate(paths.userCreate());
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'organization' });
     }
   });
 

@@ -2,6 +2,7 @@ import Alert from 'react-bootstrap/Alert';
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
+import { errorMessageKey } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -11,13 +12,19 @@ import { useActivation } from '../api/auth-api.ts';
 /** Refusals of an activation link the page explains (console-spec section 8); others are internal. */
 const EXPLAINED = ['sql: no rows in result set', 'already activated', 'token is expired'];
 
+/** The refusal the page explains: a link too long to be a token is as unknown as a mistyped one. */
+function explainedCode(error: unknown): string | null {
+  if (!(error instanceof ApiError)) return null;
+  if (error.code === 'validation error') return 'sql: no rows in result set';
+  return EXPLAINED.includes(error.code) ? error.code : null;
+}
+
 export function ActivatePage() {
   const { t } = useTranslation();
   const { token = '' } = useParams();
   const { user } = useSession();
   const activation = useActivation(token);
-  const error = activation.error;
-  const code = error instanceof ApiError && EXPLAINED.includes(error.code) ? error.code : null;
+  const code = explainedCode(activation.error);
   // Someone already logged in (say, an administrator checking the link) goes on to the console.
   const next = isLoggedIn(user) ? paths.home() : paths.login();
 
@@ -43,7 +50,7 @@ export function ActivatePage() {
           {activation.isError && (
             <div data-testid="activate-error" data-code={code ?? 'internal error'}>
               <Alert variant={code === 'already activated' ? 'info' : 'danger'}>
-                {t(error instanceof ApiError && code ? error.messageKey : 'error.internal')}
+                {t(code ? errorMessageKey(code) : 'error.internal')}
               </Alert>
               <p className="small text-body-secondary">
                 {t(code === 'already activated' ? 'activate.alreadyHelp' : 'activate.failedHelp')}

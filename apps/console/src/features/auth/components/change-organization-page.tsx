@@ -77,7 +77,7 @@ export function ChangeOrganizationPage() {
       await change.mutateAsync(organizationID);
       await navigate(paths.home());
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'organization' });
     }
   };
 

@@ -44,7 +44,7 @@ function RequestForm() {
       await request.mutateAsync(input);
       setSent(true);
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'passwordReset' });
     }
   });
 
@@ -107,7 +107,7 @@ function ResetForm({ token }: { token: string }) {
       if (error instanceof ApiError && RESET_REFUSALS.includes(error.code)) {
         setRefusal({ code: error.code, key: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'passwordReset' });
       }
     }
   });

@@ -69,7 +69,7 @@ function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
     } catch (error) {
       const explained = refusalOf(error);
       if (explained) setRefusal(explained);
-      else handleError(error, { setError });
+      else handleError(error, { setError, action: 'login' });
     }
   });
 
@@ -128,7 +128,7 @@ function TotpStep({ onBack }: { onBack: () => void }) {
       } else if (error instanceof ApiError && error.code === 'too many attempts') {
         setRefusal(error.messageKey);
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'login' });
       }
     }
   });

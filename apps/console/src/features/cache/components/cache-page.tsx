@@ -11,6 +11,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
+import { ConfirmModal } from '../../../components/confirm-modal.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { callApi } from '../../../lib/api-client.ts';
@@ -36,6 +37,7 @@ export function CachePage() {
   const origins = useOriginChoices();
   useReportQueryError(origins.error);
   const [result, setResult] = useState<{ action: Action; urls: string[] } | null>(null);
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
   const call = useMutation({
     mutationFn: ({ action, originID, url }: { action: Action; originID: number; url: string }) =>
       callApi(action === 'lookup' ? 'cache.lookup' : 'cache.delete', { originID, url }),
@@ -49,19 +51,28 @@ export function CachePage() {
     defaultValues: { originID: search.get('origin') ?? '', url: search.get('url') ?? '' },
   });
 
-  const run = (action: Action) =>
+  /** `confirmed`: the user said yes to deleting (asked once the form is valid). */
+  const run = (action: Action, confirmed = false) =>
     handleSubmit(async ({ originID, url }) => {
       const input = { originID: Number(originID), url: url.trim() };
       if (!originID) setError('originID', { message: 'cache.selectOrigin' });
       if (!input.url) setError('url', { message: 'validation.required' });
       if (!originID || !input.url) return;
+      // Deleting makes every variant convert again from the origin: the user says yes first.
+      if (action === 'delete' && !confirmed) {
+        setConfirmingDelete(true);
+        return;
+      }
+      setConfirmingDelete(false);
       setResult(null);
       try {
         const { urls } = await call.mutateAsync({ action, ...input });
         setResult({ action, urls });
-        if (action === 'delete' && urls.length > 0) flash.now({ variant: 'success', key: 'cache.deleted' });
+        if (action === 'delete' && urls.length > 0) {
+          flash.now({ variant: 'success', key: 'cache.deleted', action: 'cache' });
+        }
       } catch (error) {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'cache' });
       }
     });
 
@@ -152,6 +163,17 @@ export function CachePage() {
             </ListGroup>
           </Card>
         ))}
+      <ConfirmModal
+        show={confirmingDelete}
+        title={t('cache.deleteTitle')}
+        confirmLabel={t('cache.delete')}
+        busy={call.isPending}
+        testId="cache-delete"
+        onConfirm={() => void run('delete', true)()}
+        onCancel={() => setConfirmingDelete(false)}
+      >
+        <p className="mb-0">{t('cache.deleteConfirm')}</p>
+      </ConfirmModal>
     </>
   );
 }

@@ -3,7 +3,6 @@ import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import Table from 'react-bootstrap/Table';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { AUDIO_BITRATES, invalidsOf, MAX_RENDITIONS, operations, VIDEO_CODECS } from '@ukiyo/contract';
@@ -12,6 +11,7 @@ import { CopyButton } from '../../../components/copy-button.tsx';
 import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
+import { StackingTable } from '../../../components/stacking-table.tsx';
 import { SubmitButton } from '../../../components/submit-button.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import {
@@ -26,6 +26,7 @@ import { useAddChannel, useChannels, useDeleteChannel } from '../api/channel-api
 import { DEFAULT_LADDER, renditionsOf, rungFieldOf, rungSummary, type RungForm } from '../ladder.ts';
 import { ChannelLive } from './channel-live.tsx';
 import type { ChannelView } from './channel-types.ts';
+import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
 interface ChannelForm {
   hls: RungForm[];
@@ -56,7 +57,7 @@ function CreateChannel() {
     const mapped: Record<string, string[]> = {};
     for (const [field, messages] of Object.entries(invalids)) mapped[rungFieldOf(field)] = messages;
     applyInvalids(setError, mapped);
-    flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+    flash.now({ variant: 'danger', key: 'error.invalidInputs', action: 'channel' });
   };
 
   const submit = handleSubmit(async ({ hls, ...rest }) => {
@@ -65,12 +66,17 @@ function CreateChannel() {
     if (!parsed.success) return showInvalids(invalidsOf(parsed.error));
     try {
       const { channel } = await add.mutateAsync(input);
-      flash.now({ variant: 'success', key: 'channel.created', params: { id: channel.id } });
+      flash.now({
+        variant: 'success',
+        key: 'channel.created',
+        params: { id: channel.id },
+        action: 'channel',
+      });
       reset();
     } catch (error) {
       const failure = classifyApiError(error);
       if (failure.kind === 'validation') showInvalids(failure.invalids);
-      else handleError(error);
+      else handleError(error, { action: 'channel' });
     }
   });
 
@@ -80,7 +86,7 @@ function CreateChannel() {
         <h2 className="h5">{t('channel.createTitle')}</h2>
         <p className="small text-body-secondary">{t('channel.createLead')}</p>
         <Form noValidate onSubmit={(event) => void submit(event)} data-testid="channel-form">
-          <Table responsive size="sm" className="align-top" data-testid="channel-ladder">
+          <StackingTable fields size="sm" className="align-top" data-testid="channel-ladder">
             <thead>
               <tr>
                 <th scope="col">{t('channel.width')}</th>
@@ -90,7 +96,7 @@ function CreateChannel() {
                 <th scope="col">{t('channel.codec')}</th>
                 <th scope="col">{t('channel.audioBps')}</th>
                 <th scope="col">{t('channel.segmentSeconds')}</th>
-                <th scope="col">
+                <th scope="col" data-actions>
                   <span className="visually-hidden">{t('common.actions')}</span>
                 </th>
               </tr>
@@ -164,7 +170,7 @@ function CreateChannel() {
                 );
               })}
             </tbody>
-          </Table>
+          </StackingTable>
           <FieldError error={errors.hls?.root ?? errors.hls} block />
           <Button
             variant="outline-secondary"
@@ -222,6 +228,15 @@ function StatusBadge({ channel }: { channel: ChannelView }) {
 
 /** /channel: the live organization's channels, a ladder editor to create one, and its live view. */
 export function ChannelPage() {
+  const { t } = useTranslation();
+  return (
+    <LiveOrganizationOnly title={t('title.channel')}>
+      <Channels />
+    </LiveOrganizationOnly>
+  );
+}
+
+function Channels() {
   const { t, i18n } = useTranslation();
   const handleError = useApiErrorHandler();
   const channels = useChannels();
@@ -236,10 +251,15 @@ export function ChannelPage() {
     if (!deleting) return;
     try {
       await remove.mutateAsync({ id: deleting.id });
-      flash.now({ variant: 'success', key: 'channel.deleted', params: { id: deleting.id } });
+      flash.now({
+        variant: 'success',
+        key: 'channel.deleted',
+        params: { id: deleting.id },
+        action: 'channel',
+      });
       if (openId === deleting.id) setOpenId(null);
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'channel' });
     } finally {
       setDeleting(null);
     }

@@ -6,12 +6,22 @@ import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { formatCount, formatGiB, monthPeriod, splitDuration } from '../../../lib/usage-format.ts';
 import { MonthPicker, useSelectedMonth } from '../../usage/components/month-picker.tsx';
 import { useChannelStatistics } from '../api/channel-api.ts';
+import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
 /**
  * /livestreaming: WebRTC ingest per channel for a UTC month (channel.statistics); HLS delivery is
  * on /statistics.
  */
 export function LiveStreamingPage() {
+  const { t } = useTranslation();
+  return (
+    <LiveOrganizationOnly title={t('title.liveStreaming')}>
+      <LiveStatistics />
+    </LiveOrganizationOnly>
+  );
+}
+
+function LiveStatistics() {
   const { t, i18n } = useTranslation();
   const [selected, select] = useSelectedMonth();
   const statistics = useChannelStatistics(monthPeriod(selected.year, selected.month));

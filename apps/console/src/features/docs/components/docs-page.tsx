@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState, type MouseEvent } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
+import Button from 'react-bootstrap/Button';
 import Form from 'react-bootstrap/Form';
 import ListGroup from 'react-bootstrap/ListGroup';
 import { useTranslation } from 'react-i18next';
@@ -96,9 +97,9 @@ function DocsSearch({ language }: { language: DocsLanguage }) {
   );
 }
 
-function DocsSidebar({ language }: { language: DocsLanguage }) {
+function DocsSidebar({ language, onNavigate }: { language: DocsLanguage; onNavigate: () => void }) {
   return (
-    <nav className="docs-sidebar small" data-testid="docs-sidebar">
+    <nav className="docs-sidebar small" id="docs-sidebar" data-testid="docs-sidebar">
       {DOCS_TREE.map((section) => (
         <div key={section.id} className="mb-3">
           <div className="docs-sidebar-section text-uppercase text-body-secondary fw-semibold mb-1">
@@ -111,6 +112,7 @@ function DocsSidebar({ language }: { language: DocsLanguage }) {
                   to={docsPagePath(page)}
                   end
                   className={({ isActive }) => `docs-sidebar-link${isActive ? ' active' : ''}`}
+                  onClick={onNavigate}
                   data-testid="docs-nav-link"
                   data-slug={page.slug}
                 >
@@ -189,8 +191,8 @@ function DocsArticle({ page, language }: { page: DocsPageEntry; language: DocsLa
     if (copy) {
       const code = copy.parentElement?.querySelector('code')?.textContent ?? '';
       writeClipboard(code).then(
-        () => flash.now({ variant: 'success', key: 'common.copied' }),
-        () => flash.now({ variant: 'warning', key: 'common.copyFailed' }),
+        () => flash.now({ variant: 'success', key: 'common.copied', action: 'copy' }),
+        () => flash.now({ variant: 'warning', key: 'common.copyFailed', action: 'copy' }),
       );
       return;
     }
@@ -246,12 +248,28 @@ export function DocsPage() {
   const { t, i18n } = useTranslation();
   const language = docsLanguage(i18n.language);
   const page = findDocsPage(useParams()['*'] ?? '');
+  // Below the lg breakpoint the thirty-odd links would push the article off a phone's screen:
+  // they fold behind a button naming the page shown; from lg up they are always listed.
+  const [menuOpen, setMenuOpen] = useState(false);
   return (
     <div className="docs-layout row g-4" data-testid="docs-page" data-slug={page?.slug ?? ''}>
       <div className="col-lg-3 col-xxl-2">
         <div className="docs-sticky">
           <DocsSearch language={language} />
-          <DocsSidebar language={language} />
+          <Button
+            variant="outline-secondary"
+            className="d-lg-none w-100 text-start"
+            aria-expanded={menuOpen}
+            aria-controls="docs-sidebar"
+            onClick={() => setMenuOpen((open) => !open)}
+            data-testid="docs-menu-toggle"
+          >
+            <span className="d-block small text-body-secondary">{t('docs.menu')}</span>
+            {page?.title[language] ?? t('docs.notFound')}
+          </Button>
+          <div className={menuOpen ? 'mt-3 mt-lg-0' : 'd-none d-lg-block'}>
+            <DocsSidebar language={language} onNavigate={() => setMenuOpen(false)} />
+          </div>
         </div>
       </div>
       <div className="col-lg-9 col-xxl-10">

@@ -4,8 +4,8 @@ import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
-import { operations } from '@ukiyo/contract';
+import { Link, useSearchParams } from 'react-router';
+import { operations, PLAN_NAMES } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { FieldError } from '../../../components/field-error.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
@@ -15,19 +15,13 @@ import { applyInvalids, classifyApiError, useApiErrorHandler } from '../../../li
 import { flash } from '../../../lib/flash.ts';
 import { useSession } from '../../../lib/session.ts';
 import { useSendHelpRequest } from '../api/help-api.ts';
+import { HELP_CONTACT_ID, helpSubjectOf } from '../help-subject.ts';
 import { FAQ, FAQ_TOPICS } from './faq.ts';
 
 export const HELP_SERVICES = ['image', 'live', 'console', 'other'] as const;
 export const HELP_CATEGORIES = ['usage', 'trouble', 'billing', 'plan', 'feature', 'other'] as const;
 
 const schema = operations['user.mail'].input;
-
-/** The form's own earlier messages go when it is sent again: only the latest outcome shows. */
-const FORM_MESSAGES = new Set(['help.fillRequired', 'help.failed', 'help.sent', 'error.tooManyAttempts']);
-function clearFormMessages() {
-  for (const message of flash.current())
-    if (message.key && FORM_MESSAGES.has(message.key)) flash.dismiss(message.id);
-}
 
 function Questions() {
   const { t, i18n } = useTranslation();
@@ -64,6 +58,9 @@ function ContactForm() {
   const handleError = useApiErrorHandler();
   const { user, organization } = useSession();
   const send = useSendHelpRequest();
+  const [query] = useSearchParams();
+  // A page that sent the user here about something (the plan page's contact-sales action).
+  const subject = helpSubjectOf(query);
   const defaults = {
     service: organization?.isLive ? 'live' : 'image',
     category: '',
@@ -79,38 +76,44 @@ function ContactForm() {
     setError,
     reset,
     formState: { errors },
-  } = useForm({ resolver: zodResolver(schema), defaultValues: defaults });
+  } = useForm({
+    resolver: zodResolver(schema),
+    defaultValues: subject
+      ? {
+          ...defaults,
+          category: 'plan',
+          message: t('help.prefill.plan', { plan: t(`plan.name.${PLAN_NAMES[subject.plan]}`) }),
+        }
+      : defaults,
+  });
 
   const submit = handleSubmit(
+    // Each outcome names the 'help' action: it replaces the form's earlier one (flash.ts).
     async (input) => {
-      clearFormMessages();
       try {
         await send.mutateAsync(input);
-        flash.now({ variant: 'success', key: 'help.sent' });
+        flash.now({ variant: 'success', key: 'help.sent', action: 'help' });
         reset({ ...defaults, name: input.name, emailAddress: input.emailAddress, company: input.company });
       } catch (error) {
         const failure = classifyApiError(error);
         if (failure.kind === 'validation') {
           applyInvalids(setError, failure.invalids);
-          flash.now({ variant: 'danger', key: 'help.fillRequired' });
+          flash.now({ variant: 'danger', key: 'help.fillRequired', action: 'help' });
         } else if (failure.kind === 'message' && failure.key === 'error.tooManyAttempts') {
-          handleError(error);
+          handleError(error, { action: 'help' });
         } else if (failure.kind === 'message' || failure.kind === 'internal') {
-          flash.now({ variant: 'danger', key: 'help.failed' });
+          flash.now({ variant: 'danger', key: 'help.failed', action: 'help' });
         } else {
-          handleError(error);
+          handleError(error, { action: 'help' });
         }
       }
     },
-    () => {
-      clearFormMessages();
-      flash.now({ variant: 'danger', key: 'help.fillRequired' });
-    },
+    () => flash.now({ variant: 'danger', key: 'help.fillRequired', action: 'help' }),
   );
 
   const required = <span className="text-danger ms-1">*</span>;
   return (
-    <section data-testid="help-contact">
+    <section id={HELP_CONTACT_ID} data-testid="help-contact">
       <h2 className="h5 mb-3">{t('help.contactTitle')}</h2>
       <Card className="shadow-sm border-0 form-card">
         <Card.Body className="p-4">

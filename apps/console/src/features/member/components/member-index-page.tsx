@@ -6,6 +6,7 @@ import { Link } from 'react-router';
 import type { User } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { MemberDisableConfirm } from './member-disable-confirm.tsx';
 import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
@@ -32,7 +33,7 @@ function MemberRow({
   const { t, i18n } = useTranslation();
   return (
     <tr data-testid="member-row" data-email={user.emailAddress} data-user-id={user.userID}>
-      <td className="text-break">
+      <td>
         {user.emailAddress}
         {self && (
           <Badge bg="info" className="ms-2" data-testid="member-self">
@@ -109,6 +110,7 @@ export function MemberIndexPage() {
   const setEnabled = useSetEnabled();
   const remove = useDeleteUser();
   const [deleting, setDeleting] = useState<User | null>(null);
+  const [disabling, setDisabling] = useState<User | null>(null);
   useReportQueryError(users.error);
 
   const toggle = async (user: User) => {
@@ -118,9 +120,19 @@ export function MemberIndexPage() {
         variant: 'success',
         key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
         params: { email: user.emailAddress },
+        action: 'member',
       });
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'member' });
+    }
+  };
+
+  const confirmDisable = async () => {
+    if (!disabling) return;
+    try {
+      await toggle(disabling);
+    } finally {
+      setDisabling(null);
     }
   };
 
@@ -128,13 +140,18 @@ export function MemberIndexPage() {
     if (!deleting) return;
     try {
       await remove.mutateAsync({ userID: deleting.userID });
-      flash.now({ variant: 'success', key: 'member.deleted', params: { email: deleting.emailAddress } });
+      flash.now({
+        variant: 'success',
+        key: 'member.deleted',
+        params: { email: deleting.emailAddress },
+        action: 'member',
+      });
     } catch (error) {
       const failure = classifyApiError(error);
       // The last full-permission member says why; other refusals are the spec's general failure.
       const explained = failure.kind !== 'message' || failure.key === 'error.lastFullPermissionUser';
-      if (explained) handleError(error);
-      else flash.now({ variant: 'danger', key: 'error.userDeleteFailed' });
+      if (explained) handleError(error, { action: 'member' });
+      else flash.now({ variant: 'danger', key: 'error.userDeleteFailed', action: 'member' });
     } finally {
       setDeleting(null);
     }
@@ -184,7 +201,8 @@ export function MemberIndexPage() {
               (setEnabled.isPending && setEnabled.variables?.emailAddress === user.emailAddress) ||
               (remove.isPending && remove.variables?.userID === user.userID)
             }
-            onToggle={() => void toggle(user)}
+            // Disabling ends the member's sessions at once: it asks first; enabling does not.
+            onToggle={() => (user.enabled ? setDisabling(user) : void toggle(user))}
             onDelete={() => setDeleting(user)}
           />
         ))}
@@ -200,6 +218,12 @@ export function MemberIndexPage() {
       >
         <p className="mb-0">{t('member.deleteConfirm', { email: deleting?.emailAddress ?? '' })}</p>
       </ConfirmModal>
+      <MemberDisableConfirm
+        email={disabling?.emailAddress ?? null}
+        busy={setEnabled.isPending}
+        onConfirm={() => void confirmDisable()}
+        onCancel={() => setDisabling(null)}
+      />
     </>
   );
 }

@@ -73,12 +73,18 @@ export function MemberNewPage() {
         },
         password,
       });
-      flash.next({ variant: 'success', key: 'member.added', params: { email: user.emailAddress } });
+      flash.next({
+        variant: 'success',
+        key: 'member.added',
+        params: { email: user.emailAddress },
+        action: 'member',
+      });
       await navigate(paths.memberIndex());
     } catch (error) {
       handleError(error, {
         setError: (name, fieldError, options) =>
           setError((USER_FIELDS[name] ?? name) as Parameters<typeof setError>[0], fieldError, options),
+        action: 'member',
       });
     }
   });

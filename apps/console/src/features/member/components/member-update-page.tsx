@@ -1,4 +1,5 @@
 import { zodResolver } from '@hookform/resolvers/zod';
+import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
@@ -9,11 +10,13 @@ import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { bool, isAdministrator, operations, type User } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
+import { MemberDisableConfirm } from './member-disable-confirm.tsx';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { FormActions } from '../../../components/form-actions.tsx';
 import { PermissionField } from '../../../components/permission-checkboxes.tsx';
 import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
 import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { formatDateTime } from '../../../lib/format.ts';
@@ -35,6 +38,7 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
   const { t, i18n } = useTranslation();
   const handleError = useApiErrorHandler();
   const setEnabled = useSetEnabled();
+  const [confirming, setConfirming] = useState(false);
   const toggle = async () => {
     try {
       await setEnabled.mutateAsync({ emailAddress: user.emailAddress, enabled: !user.enabled });
@@ -42,9 +46,12 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
         variant: 'success',
         key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
         params: { email: user.emailAddress },
+        action: 'member',
       });
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'member' });
+    } finally {
+      setConfirming(false);
     }
   };
   return (
@@ -74,13 +81,20 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
           <Button
             variant={user.enabled ? 'outline-danger' : 'outline-success'}
             disabled={setEnabled.isPending}
-            onClick={() => void toggle()}
+            // Disabling ends the member's sessions at once: it asks first; enabling does not.
+            onClick={() => (user.enabled ? setConfirming(true) : void toggle())}
             data-testid="member-toggle-enabled"
           >
             {t(user.enabled ? 'common.disable' : 'common.enable')}
           </Button>
         )}
       </Card.Body>
+      <MemberDisableConfirm
+        email={confirming ? user.emailAddress : null}
+        busy={setEnabled.isPending}
+        onConfirm={() => void toggle()}
+        onCancel={() => setConfirming(false)}
+      />
     </Card>
   );
 }
@@ -126,10 +140,15 @@ function MemberUpdateForm({ user }: { user: User }) {
           ? { restriction: { organizationIDs: restricted ? (restriction?.organizationIDs ?? []) : [] } }
           : {}),
       });
-      flash.next({ variant: 'success', key: 'member.updated', params: { email: emailAddress } });
+      flash.next({
+        variant: 'success',
+        key: 'member.updated',
+        params: { email: emailAddress },
+        action: 'member',
+      });
       await navigate(paths.memberIndex());
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'member' });
     }
   });
 
@@ -190,18 +209,23 @@ export function MemberUpdatePage() {
   const { user: me } = useSession();
   const userID = Number(id);
   const query = useUser(userID);
-  useReportQueryError(query.error);
+  // A missing member is said once, here on the page; the flash is for other failures.
+  const notFound =
+    !Number.isInteger(userID) ||
+    userID <= 0 ||
+    (query.error instanceof ApiError && query.error.status === 404);
+  useReportQueryError(notFound ? null : query.error);
   const user = query.data?.user;
-  const valid = Number.isInteger(userID) && userID > 0;
   return (
     <>
       <PageHeader title={t('title.memberUpdate')} lead={user?.emailAddress} />
-      {!valid || query.isError ? (
+      {notFound ? (
         <Alert variant="secondary" data-testid="member-not-found">
           {t('member.notFound')} <Link to={paths.memberIndex()}>{t('member.backToList')}</Link>
         </Alert>
       ) : !user ? (
-        <LoadingBlock />
+        // Any other failure is in the flash bar: no spinner left turning under it.
+        query.isPending && <LoadingBlock />
       ) : (
         <>
           <StatusCard user={user} self={user.userID === me?.userID} />

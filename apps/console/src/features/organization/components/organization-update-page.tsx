@@ -81,11 +81,11 @@ function OrganizationForm({ organization }: { organization: Organization }) {
   const submit = handleSubmit(async (input) => {
     try {
       await update.mutateAsync(input);
-      flash.now({ variant: 'success', key: 'organization.updated' });
+      flash.now({ variant: 'success', key: 'organization.updated', action: 'organization' });
       // The navbar and every page read the organization from the session.
       void revalidator.revalidate();
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'organization' });
     }
   });
 

@@ -31,6 +31,23 @@ export function useOrigin(originID: number) {
     queryFn: ({ signal }) => callApi('origin.get', { originID }, { signal }),
     enabled: Number.isInteger(originID) && originID > 0,
     retry: false,
+    refetchInterval: (query) =>
+      query.state.data?.origin.status === OriginStatus.updating ? SETTLING_POLL_MS : false,
+  });
+}
+
+/**
+ * What fetching `path` of the origin through the edge's fetch code gives now. Each run is a
+ * real fetch, rate limited per user: it runs once per request (`run`), never again by itself.
+ */
+export function useOriginCheck(originID: number, path: string, run: number) {
+  return useQuery({
+    queryKey: ['origin.check', originID, path, run],
+    queryFn: ({ signal }) => callApi('origin.check', { originID, path }, { signal }),
+    staleTime: Infinity,
+    gcTime: 0,
+    retry: false,
+    refetchOnWindowFocus: false,
   });
 }
 

@@ -4,14 +4,24 @@ import Form from 'react-bootstrap/Form';
 import { useForm, type UseFormRegisterReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import type { Origin } from '@ukiyo/contract';
+import {
+  hasPermission,
+  isAdministrator,
+  Permission,
+  PLAN_FEATURES,
+  PLAN_NAMES,
+  PLANS,
+  type Origin,
+} from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { FieldError } from '../../../components/field-error.tsx';
 import { FormActions } from '../../../components/form-actions.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { formatDateTime } from '../../../lib/format.ts';
+import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { useSession } from '../../../lib/session.ts';
 import { useUploadCertificate } from '../api/origin-api.ts';
 import { hasCustomDomain, tlsState } from '../origin-display.ts';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
@@ -126,11 +136,11 @@ function CertificateUpload({ origin }: { origin: Origin }) {
   const submit = handleSubmit(async (values) => {
     try {
       await upload.mutateAsync({ originID: origin.originID, ...values });
-      flash.now({ variant: 'success', key: 'origin.cert.uploaded' });
+      flash.now({ variant: 'success', key: 'origin.cert.uploaded', action: 'certificate' });
       // The key is not kept in the page once the server holds it.
       reset();
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'certificate' });
     }
   });
   const fill = (field: keyof CertificateForm) => (text: string) =>
@@ -181,15 +191,49 @@ function CertificateUpload({ origin }: { origin: Origin }) {
   );
 }
 
+/**
+ * A plan without custom domains has nothing to upload a certificate for: the page says which
+ * plans include them instead of sending the user to a domain field the plan keeps locked.
+ */
+function PlanWithoutCustomDomains() {
+  const { t, i18n } = useTranslation();
+  const { user } = useSession();
+  const mayChangePlan = hasPermission(user?.permission ?? 0, Permission.organization);
+  const plans = new Intl.ListFormat(i18n.language, { type: 'conjunction' }).format(
+    PLANS.filter((plan) => PLAN_FEATURES[plan].customDomain).map((plan) =>
+      t(`plan.name.${PLAN_NAMES[plan]}`),
+    ),
+  );
+  return (
+    <Alert variant="info" data-testid="origin-cert-plan">
+      <p className="mb-2">{t('origin.cert.planLimit', { plans })}</p>
+      {mayChangePlan ? (
+        <Link to={paths.plan()} className="alert-link" data-testid="origin-cert-plan-link">
+          {t('origin.cert.planLink')}
+        </Link>
+      ) : (
+        <span className="small">{t('origin.cert.planAskOwner')}</span>
+      )}
+    </Alert>
+  );
+}
+
 export function OriginCertPage() {
   const { t } = useTranslation();
   const originID = useOriginParam();
+  const { user } = useSession();
+  const plan = usePlanFeatures();
+  useReportQueryError(plan.error);
+  // Administrators are never limited by a plan (console-spec section 6).
+  const planLimited = !isAdministrator(user?.permission ?? 0) && plan.data?.features.customDomain === false;
   return (
     <>
       <PageHeader title={t('title.originCert')} />
       <OriginLoader originID={originID}>
         {(origin) =>
-          hasCustomDomain(origin) ? (
+          planLimited && !hasCustomDomain(origin) ? (
+            <PlanWithoutCustomDomains />
+          ) : hasCustomDomain(origin) ? (
             <CertificateUpload origin={origin} />
           ) : (
             <Alert variant="warning" data-testid="origin-cert-invalid">

@@ -21,12 +21,12 @@ function DestroyConfirmation({ origin }: { origin: Origin }) {
   const destroy = async () => {
     try {
       await remove.mutateAsync({ originID: origin.originID });
-      flash.next({ variant: 'success', key: 'origin.deleted' });
+      flash.next({ variant: 'success', key: 'origin.deleted', action: 'origin' });
       await navigate(paths.originIndex());
     } catch (error) {
       if (classifyApiError(error).kind === 'internal')
-        flash.now({ variant: 'danger', key: 'origin.deleteFailed' });
-      else handleError(error);
+        flash.now({ variant: 'danger', key: 'origin.deleteFailed', action: 'origin' });
+      else handleError(error, { action: 'origin' });
     }
   };
   return (

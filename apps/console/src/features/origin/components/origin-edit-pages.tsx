@@ -2,8 +2,10 @@ import { useTranslation } from 'react-i18next';
 import { PageHeader } from '../../../components/page-header.tsx';
 import { useAddOrigin, useUpdateOrigin } from '../api/origin-api.ts';
 import { formValuesOf, originInputOf } from '../origin-form.ts';
+import { OriginCheck } from './origin-check.tsx';
 import { OriginForm } from './origin-form.tsx';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
+import { OriginStatusBadge } from './origin-status.tsx';
 import { useOriginSave } from './use-origin-save.ts';
 
 function useCreate() {
@@ -65,13 +67,20 @@ export function OriginUpdatePage() {
       <PageHeader title={t('title.originUpdate')} />
       <OriginLoader originID={originID}>
         {(origin) => (
-          <OriginForm
-            key={origin.originID}
-            initial={formValuesOf(origin, 'update')}
-            previous={origin}
-            submitLabel={t('common.save')}
-            onSave={save}
-          />
+          <>
+            <div className="mb-3" data-testid="origin-update-status">
+              <span className="small text-body-secondary me-2">{t('origin.statusLabel')}</span>
+              <OriginStatusBadge origin={origin} />
+            </div>
+            <OriginCheck originID={origin.originID} name={origin.name} auto={false} />
+            <OriginForm
+              key={origin.originID}
+              initial={formValuesOf(origin, 'update')}
+              previous={origin}
+              submitLabel={t('common.save')}
+              onSave={save}
+            />
+          </>
         )}
       </OriginLoader>
     </>

@@ -5,7 +5,6 @@ import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
 import InputGroup from 'react-bootstrap/InputGroup';
 import Row from 'react-bootstrap/Row';
-import Table from 'react-bootstrap/Table';
 import { useFieldArray, useForm, useWatch, type FieldErrors, type UseFormRegister } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { isAdministrator, OriginKind, type Invalids, type Origin } from '@ukiyo/contract';
@@ -13,6 +12,7 @@ import { paths } from '../../../app/routes.ts';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
 import { FormActions } from '../../../components/form-actions.tsx';
+import { StackingTable } from '../../../components/stacking-table.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { applyInvalids } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
@@ -210,14 +210,14 @@ function RulesTable({
   return (
     <>
       {rules.length > 0 && (
-        <Table responsive size="sm" className="align-top" data-testid="origin-rules">
+        <StackingTable fields size="sm" className="align-top" data-testid="origin-rules">
           <thead>
             <tr>
               <th scope="col">{t('origin.rulePattern')}</th>
               <th scope="col">{t('origin.rulePath')}</th>
               <th scope="col">{t('origin.ruleParameter')}</th>
               <th scope="col">{t('origin.ruleDisallowOverride')}</th>
-              <th scope="col">
+              <th scope="col" data-actions>
                 <span className="visually-hidden">{t('common.actions')}</span>
               </th>
             </tr>
@@ -261,7 +261,7 @@ function RulesTable({
               );
             })}
           </tbody>
-        </Table>
+        </StackingTable>
       )}
       <Button variant="outline-secondary" size="sm" onClick={onAdd} data-testid="origin-rule-add">
         {t('origin.ruleAdd')}
@@ -311,7 +311,7 @@ export function OriginForm({
 
   const showInvalids = (invalids: Invalids) => {
     applyInvalids(setError, invalids);
-    flash.now({ variant: 'danger', key: 'error.invalidInputs' });
+    flash.now({ variant: 'danger', key: 'error.invalidInputs', action: 'origin' });
   };
 
   const save = async (values: OriginFormValues) => {

@@ -1,8 +1,6 @@
 import Alert from 'react-bootstrap/Alert';
-import Badge from 'react-bootstrap/Badge';
-import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
+import { Link, useLocation } from 'react-router';
 import { isAdministrator, OriginKind, type OperationOutput, type Operations } from '@ukiyo/contract';
 import { paths } from '../../../app/routes.ts';
 import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
@@ -13,29 +11,13 @@ import { usePlanFeatures } from '../../../lib/plan-features.ts';
 import { useSession } from '../../../lib/session.ts';
 import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
 import { useOrigins } from '../api/origin-api.ts';
-import { hasCustomDomain, sourceAddress, statusName, tlsState } from '../origin-display.ts';
+import { hasCustomDomain, sourceAddress, tlsState } from '../origin-display.ts';
+import { OriginCheck } from './origin-check.tsx';
+import { OriginStatusBadge } from './origin-status.tsx';
 import { TlsBadge } from './tls-badge.tsx';
+import type { OriginCheckState } from './use-origin-save.ts';
 
 type ListedOrigin = OperationOutput<Operations['origin.list']>['origins'][number];
-
-const STATUS_BG = { error: 'danger', applied: 'success', updating: 'warning' } as const;
-
-function OriginStatusBadge({ origin }: { origin: Pick<ListedOrigin, 'status' | 'statusMessage'> }) {
-  const { t } = useTranslation();
-  const name = statusName(origin.status);
-  return (
-    <Badge
-      bg={STATUS_BG[name]}
-      text={name === 'updating' ? 'dark' : undefined}
-      title={name === 'error' ? origin.statusMessage : undefined}
-      data-testid="origin-status"
-      data-status={name}
-    >
-      {name === 'updating' && <Spinner size="sm" className="me-1" aria-hidden="true" />}
-      {t(`origin.status.${name}`)}
-    </Badge>
-  );
-}
 
 function TlsCell({ origin }: { origin: ListedOrigin }) {
   const { t, i18n } = useTranslation();
@@ -58,9 +40,12 @@ export function OriginIndexPage() {
   const { user } = useSession();
   const origins = useOrigins();
   const plan = usePlanFeatures();
+  const location = useLocation();
   useReportQueryError(origins.error);
 
   const list = origins.data?.origins ?? [];
+  const checkID = (location.state as Partial<OriginCheckState> | null)?.checkOriginID;
+  const checked = list.find((origin) => origin.originID === checkID);
   const limit = plan.data?.features.originLimit;
   const limitReached =
     !isAdministrator(user?.permission ?? 0) &&
@@ -89,6 +74,7 @@ export function OriginIndexPage() {
           </Link>
         </Alert>
       )}
+      {checked && <OriginCheck key={location.key} originID={checked.originID} name={checked.name} auto />}
       <DataTableCard
         query={origins}
         rowCount={list.length}
@@ -116,12 +102,10 @@ export function OriginIndexPage() {
         {list.map((origin) => (
           <tr key={origin.originID} data-testid="origin-row" data-origin-id={origin.originID}>
             <td>
-              <code className="text-break" data-testid="origin-name">
-                {origin.name}
-              </code>
+              <code data-testid="origin-name">{origin.name}</code>
               {origin.description && <div className="small text-body-secondary">{origin.description}</div>}
             </td>
-            <td className="text-break small" data-testid="origin-source">
+            <td className="small" data-testid="origin-source">
               {sourceAddress(origin)}
             </td>
             <td className="text-nowrap">
@@ -130,7 +114,7 @@ export function OriginIndexPage() {
             <td>
               <OriginStatusBadge origin={origin} />
             </td>
-            <td className="text-break small">
+            <td className="small">
               {hasCustomDomain(origin) ? origin.originName : <span className="text-body-secondary">—</span>}
             </td>
             <td>
@@ -143,7 +127,7 @@ export function OriginIndexPage() {
               {t('origin.gib', { value: formatGiB(origin.usage.outboundBytes, i18n.language) })}
             </td>
             <td className="text-end text-nowrap">
-              <div className="d-inline-flex flex-wrap justify-content-end gap-1">
+              <div className="d-inline-flex flex-wrap flex-md-nowrap justify-content-end gap-1">
                 <Link
                   to={paths.originUpdate(origin.originID)}
                   className="btn btn-sm btn-outline-primary"

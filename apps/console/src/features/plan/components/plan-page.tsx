@@ -1,21 +1,22 @@
-import { useState, type ReactNode } from 'react';
+import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
+import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import { Link, useRevalidator } from 'react-router';
 import {
   normalisePlan,
   PLAN_FEATURES,
   PLAN_NAMES,
+  PLANS,
   type MessageKey,
   type PlanFeatureSet,
   type PlanNumber,
 } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
 import { ConfirmModal } from '../../../components/confirm-modal.tsx';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
@@ -24,10 +25,9 @@ import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors
 import { flash } from '../../../lib/flash.ts';
 import { formatUtcDate } from '../../../lib/format.ts';
 import { usePlanFeatures } from '../../../lib/plan-features.ts';
+import { helpSubjectPath } from '../../help/help-subject.ts';
 import { useChangePlan } from '../api/plan-api.ts';
-import { nextMonthStartUtc, planAction } from './plan-change.ts';
-
-const PLANS: readonly PlanNumber[] = [1, 2, 3, 4];
+import { nextMonthStartUtc, planAction, type PlanAction } from './plan-change.ts';
 
 function usePlanName() {
   const { t } = useTranslation();
@@ -47,27 +47,34 @@ function Mark({ on }: { on: boolean }) {
   );
 }
 
+const FEATURES = ['originLimit', 'userLimit', 'supportEmail', 'customDomain', 's3Origins'] as const;
+type Feature = (typeof FEATURES)[number];
+
+/** One limit or feature of a plan, from the contract's plan table (no number lives here). */
+function FeatureValue({ features, feature }: { features: PlanFeatureSet; feature: Feature }) {
+  const { t } = useTranslation();
+  if (feature === 'originLimit') return <>{t('plan.upTo', { count: features.originLimit })}</>;
+  if (feature === 'userLimit')
+    return (
+      <>{features.userLimit === null ? t('plan.unlimited') : t('plan.upTo', { count: features.userLimit })}</>
+    );
+  return <Mark on={features[feature]} />;
+}
+
 /** One plan's limits and features, as rows of label and value. */
 function FeatureList({ features, testId }: { features: PlanFeatureSet; testId: string }) {
   const { t } = useTranslation();
-  const rows: [string, string, ReactNode][] = [
-    ['originLimit', t('plan.originLimit'), t('plan.upTo', { count: features.originLimit })],
-    [
-      'userLimit',
-      t('plan.userLimit'),
-      features.userLimit === null ? t('plan.unlimited') : t('plan.upTo', { count: features.userLimit }),
-    ],
-    ['supportEmail', t('plan.supportEmail'), <Mark on={features.supportEmail} />],
-    ['customDomain', t('plan.customDomain'), <Mark on={features.customDomain} />],
-    ['s3Origins', t('plan.s3Origins'), <Mark on={features.s3Origins} />],
-  ];
   return (
     <ul className="list-unstyled mb-0 plan-features" data-testid={testId}>
-      {rows.map(([key, label, value]) => (
-        <li key={key} className="d-flex justify-content-between gap-3 py-1 border-bottom" data-feature={key}>
-          <span className="text-body-secondary">{label}</span>
-          <span className="text-end" data-testid={`${testId}-${key}`}>
-            {value}
+      {FEATURES.map((feature) => (
+        <li
+          key={feature}
+          className="d-flex justify-content-between gap-3 py-1 border-bottom"
+          data-feature={feature}
+        >
+          <span className="text-body-secondary">{t(`plan.${feature}`)}</span>
+          <span className="text-end" data-testid={`${testId}-${feature}`}>
+            <FeatureValue features={features} feature={feature} />
           </span>
         </li>
       ))}
@@ -76,7 +83,7 @@ function FeatureList({ features, testId }: { features: PlanFeatureSet; testId: s
 }
 
 /** A refused change, said in place: the sales case is a note with a way to reach them. */
-function Refusal({ code, messageKey }: { code: string; messageKey: MessageKey }) {
+function Refusal({ code, messageKey, target }: { code: string; messageKey: MessageKey; target: PlanNumber }) {
   const { t } = useTranslation();
   if (code === 'plan change needs sales') {
     return (
@@ -84,7 +91,7 @@ function Refusal({ code, messageKey }: { code: string; messageKey: MessageKey })
         <div className="fw-semibold">{t(messageKey)}</div>
         <div className="small mt-1">
           {t('plan.contactSalesNote')}{' '}
-          <Link to={paths.help()} data-testid="plan-contact-sales">
+          <Link to={helpSubjectPath({ kind: 'plan', plan: target })} data-testid="plan-refusal-contact">
             {t('plan.contactSalesLink')}
           </Link>
         </div>
@@ -98,6 +105,52 @@ function Refusal({ code, messageKey }: { code: string; messageKey: MessageKey })
   );
 }
 
+/**
+ * What a plan's column offers: upgrades and downgrades are changes the console makes; a change
+ * to or from Enterprise is sales' (the server refuses it), so it opens the contact form about it.
+ */
+function PlanChoice({
+  kind,
+  plan,
+  disabled,
+  onChoose,
+}: {
+  kind: PlanAction;
+  plan: PlanNumber;
+  disabled: boolean;
+  onChoose: () => void;
+}) {
+  const { t } = useTranslation();
+  if (kind === 'current') {
+    return <span className="small text-body-secondary text-nowrap">{t('plan.currentBadge')}</span>;
+  }
+  if (kind === 'sales') {
+    return (
+      <Link
+        to={helpSubjectPath({ kind: 'plan', plan })}
+        className="btn btn-outline-primary btn-sm text-nowrap"
+        data-testid="plan-contact-sales"
+        data-plan={plan}
+      >
+        {t('plan.contactSales')}
+      </Link>
+    );
+  }
+  return (
+    <Button
+      variant={kind === 'upgrade' ? 'primary' : 'outline-primary'}
+      size="sm"
+      className="text-nowrap"
+      disabled={disabled}
+      onClick={onChoose}
+      data-testid="plan-select"
+      data-plan={plan}
+    >
+      {t(kind === 'upgrade' ? 'plan.upgrade' : 'plan.downgrade')}
+    </Button>
+  );
+}
+
 export function PlanPage() {
   const { t, i18n } = useTranslation();
   const planName = usePlanName();
@@ -106,7 +159,7 @@ export function PlanPage() {
   const query = usePlanFeatures();
   const change = useChangePlan();
   const [choosing, setChoosing] = useState<PlanNumber | null>(null);
-  const [refusal, setRefusal] = useState<ApiError | null>(null);
+  const [refusal, setRefusal] = useState<{ error: ApiError; target: PlanNumber } | null>(null);
   useReportQueryError(query.error);
 
   const data = query.data;
@@ -126,17 +179,23 @@ export function PlanPage() {
             plan: planName(result.pendingPlan),
             date: formatUtcDate(result.effectiveAt, i18n.language),
           },
+          action: 'plan',
         });
       } else if (target === current && pending !== null) {
-        flash.now({ variant: 'success', key: 'plan.pendingCancelled' });
+        flash.now({ variant: 'success', key: 'plan.pendingCancelled', action: 'plan' });
       } else {
-        flash.now({ variant: 'success', key: 'plan.changed', params: { plan: planName(result.plan) } });
+        flash.now({
+          variant: 'success',
+          key: 'plan.changed',
+          params: { plan: planName(result.plan) },
+          action: 'plan',
+        });
       }
       // The session's organization carries the plan: read it again.
       void revalidator.revalidate();
     } catch (error) {
-      if (error instanceof ApiError && error.code.startsWith('plan ')) setRefusal(error);
-      else handleError(error);
+      if (error instanceof ApiError && error.code.startsWith('plan ')) setRefusal({ error, target });
+      else handleError(error, { action: 'plan' });
     } finally {
       setChoosing(null);
     }
@@ -146,7 +205,9 @@ export function PlanPage() {
   return (
     <>
       <PageHeader title={t('title.plan')} lead={t('plan.lead')} />
-      {refusal && <Refusal code={refusal.code} messageKey={refusal.messageKey} />}
+      {refusal && (
+        <Refusal code={refusal.error.code} messageKey={refusal.error.messageKey} target={refusal.target} />
+      )}
       {query.isPending && <LoadingBlock />}
       {data && (
         <>
@@ -185,67 +246,69 @@ export function PlanPage() {
             </Card.Body>
           </Card>
           <h2 className="h5 mb-3">{t('plan.compare')}</h2>
-          <Row xs={1} md={2} xl={4} className="g-3">
-            {PLANS.map((plan) => {
-              const kind = planAction(current, plan);
-              return (
-                <Col key={plan}>
-                  <Card
-                    className={`h-100 shadow-sm ${kind === 'current' ? 'border-primary border-2' : 'border-0'}`}
-                    data-testid="plan-card"
-                    data-plan={plan}
-                  >
-                    <Card.Body className="d-flex flex-column">
-                      <div className="d-flex justify-content-between align-items-start mb-3">
-                        <h3 className="h5 mb-0">{planName(plan)}</h3>
-                        {kind === 'current' && <Badge bg="primary">{t('plan.currentBadge')}</Badge>}
-                        {pending === plan && (
-                          <Badge bg="info" text="dark">
-                            {t('plan.pendingBadge')}
-                          </Badge>
-                        )}
-                      </div>
-                      <FeatureList features={PLAN_FEATURES[plan]} testId={`plan-features-${plan}`} />
-                      <div className="mt-auto pt-3">
-                        {kind === 'current' ? (
-                          <Button
-                            variant="outline-primary"
-                            className="w-100"
-                            disabled
-                            data-testid="plan-select"
-                            data-plan={plan}
-                          >
-                            {t('plan.currentBadge')}
-                          </Button>
-                        ) : (
-                          <Button
-                            variant={kind === 'upgrade' ? 'primary' : 'outline-primary'}
-                            className="w-100"
-                            disabled={change.isPending || pending === plan}
-                            onClick={() => setChoosing(plan)}
-                            data-testid="plan-select"
-                            data-plan={plan}
-                          >
-                            {t(
-                              kind === 'upgrade'
-                                ? 'plan.upgrade'
-                                : kind === 'downgrade'
-                                  ? 'plan.downgrade'
-                                  : 'plan.change',
-                            )}
-                          </Button>
-                        )}
-                        {kind === 'sales' && (
-                          <div className="small text-body-secondary mt-2">{t('plan.salesHint')}</div>
-                        )}
-                      </div>
-                    </Card.Body>
-                  </Card>
-                </Col>
-              );
-            })}
-          </Row>
-          <p className="small text-body-secondary mt-3">{t('plan.utcNote')}</p>
+          <Card className="shadow-sm border-0">
+            <Table responsive className="mb-0 align-middle plan-compare" data-testid="plan-limits">
+              <thead>
+                <tr>
+                  <th scope="col" className="text-body-secondary fw-normal small">
+                    {t('plan.feature')}
+                  </th>
+                  {PLANS.map((plan) => (
+                    <th
+                      key={plan}
+                      scope="col"
+                      className={`text-center ${plan === current ? 'table-primary' : ''}`}
+                      data-testid="plan-column"
+                      data-plan={plan}
+                    >
+                      <div>{planName(plan)}</div>
+                      {plan === current && <Badge bg="primary">{t('plan.currentBadge')}</Badge>}
+                      {pending === plan && (
+                        <Badge bg="info" text="dark">
+                          {t('plan.pendingBadge')}
+                        </Badge>
+                      )}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {FEATURES.map((feature) => (
+                  <tr key={feature} data-feature={feature}>
+                    <th scope="row" className="fw-normal text-body-secondary">
+                      {t(`plan.${feature}`)}
+                    </th>
+                    {PLANS.map((plan) => (
+                      <td
+                        key={plan}
+                        className={`text-center text-nowrap ${plan === current ? 'table-primary' : ''}`}
+                        data-testid={`plan-limit-${plan}-${feature}`}
+                      >
+                        <FeatureValue features={PLAN_FEATURES[plan]} feature={feature} />
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+                <tr>
+                  <th scope="row" className="visually-hidden">
+                    {t('plan.action')}
+                  </th>
+                  {PLANS.map((plan) => (
+                    <td key={plan} className={`text-center ${plan === current ? 'table-primary' : ''}`}>
+                      <PlanChoice
+                        kind={planAction(current, plan)}
+                        plan={plan}
+                        disabled={change.isPending || pending === plan}
+                        onChoose={() => setChoosing(plan)}
+                      />
+                    </td>
+                  ))}
+                </tr>
+              </tbody>
+            </Table>
+          </Card>
+          <p className="small text-body-secondary mt-3 mb-1">{t('plan.salesHint')}</p>
+          <p className="small text-body-secondary">{t('plan.utcNote')}</p>
         </>
       )}
       <ConfirmModal
@@ -264,9 +327,7 @@ export function PlanPage() {
             <p className="mb-0 small text-body-secondary">
               {action === 'downgrade'
                 ? t('plan.confirmDowngrade', { date: effectiveDate })
-                : action === 'upgrade'
-                  ? t('plan.confirmUpgrade')
-                  : t('plan.salesHint')}
+                : t('plan.confirmUpgrade')}
             </p>
           </>
         )}

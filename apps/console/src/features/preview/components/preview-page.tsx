@@ -24,7 +24,7 @@ export function PreviewPage() {
     try {
       return (await callApi('preview.urls', { originID: Number(originKey), paths: requested })).urls;
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'preview' });
       return undefined;
     }
   };

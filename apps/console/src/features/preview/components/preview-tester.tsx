@@ -42,7 +42,8 @@ interface Requested {
 
 type Facts =
   | { state: 'loading' }
-  | { state: 'failed'; status: number; reason: string }
+  /** `code`: the edge's Ukiyo-Error header, translated here; its English body is never shown. */
+  | { state: 'failed'; status: number; code: string }
   | { state: 'loaded'; src: string; bytes: number; type: string; width: number; height: number };
 
 /**
@@ -59,7 +60,11 @@ function useImageFacts(url: string): Facts {
       try {
         const response = await fetch(url, { signal: controller.signal });
         if (!response.ok) {
-          setFacts({ state: 'failed', status: response.status, reason: (await response.text()).trim() });
+          setFacts({
+            state: 'failed',
+            status: response.status,
+            code: response.headers.get('Ukiyo-Error') ?? '',
+          });
           return;
         }
         const blob = await response.blob();
@@ -75,7 +80,7 @@ function useImageFacts(url: string): Facts {
         });
         bitmap.close();
       } catch {
-        if (!controller.signal.aborted) setFacts({ state: 'failed', status: 0, reason: '' });
+        if (!controller.signal.aborted) setFacts({ state: 'failed', status: 0, code: '' });
       }
     })();
     return () => {
@@ -127,7 +132,11 @@ function ImagePanel({
         {facts.state === 'failed' && (
           <Alert variant="danger" className="m-3 small" data-testid="preview-error">
             {facts.status ? t('preview.refused', { status: facts.status }) : t('preview.unreachable')}
-            {facts.reason && <div className="font-monospace mt-1">{facts.reason}</div>}
+            {facts.code && i18n.exists(`preview.edgeError.${facts.code}`) && (
+              <div className="mt-1" data-testid="preview-error-reason" data-code={facts.code}>
+                {t(`preview.edgeError.${facts.code}`)}
+              </div>
+            )}
           </Alert>
         )}
       </div>

@@ -67,10 +67,10 @@ export function StatusEventForm({ event, onClose }: { event: Event | null; onClo
         startsAt,
         endsAt,
       });
-      flash.now({ variant: 'success', key: event ? 'status.updated' : 'status.created' });
+      flash.now({ variant: 'success', key: event ? 'status.updated' : 'status.created', action: 'status' });
       onClose();
     } catch (error) {
-      handleError(error, { setError });
+      handleError(error, { setError, action: 'status' });
     }
   });
 

@@ -146,9 +146,9 @@ export function StatusPage() {
     if (!deleting) return;
     try {
       await remove.mutateAsync({ statusEventID: deleting.statusEventID });
-      flash.now({ variant: 'success', key: 'status.deleted' });
+      flash.now({ variant: 'success', key: 'status.deleted', action: 'status' });
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'status' });
     } finally {
       setDeleting(null);
     }

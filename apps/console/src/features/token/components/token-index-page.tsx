@@ -32,6 +32,12 @@ function TokenStatus({ token }: { token: Token }) {
   );
 }
 
+/**
+ * A row action waiting for the user's yes: disabling cannot be undone either (nothing enables a
+ * token again). It stays set while the dialog fades out, so the dialog's text does not change.
+ */
+type Pending = { kind: 'disable' | 'delete'; token: Token; open: boolean };
+
 export function TokenIndexPage() {
   const { t, i18n } = useTranslation();
   const handleError = useApiErrorHandler();
@@ -39,32 +45,40 @@ export function TokenIndexPage() {
   const tokens = useTokens(showDeleted);
   const disable = useDisableToken();
   const remove = useDeleteToken();
-  const [deleting, setDeleting] = useState<Token | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
   useReportQueryError(tokens.error);
 
   const disableToken = async (token: Token) => {
     try {
       await disable.mutateAsync({ authTokenID: token.authTokenID });
-      flash.now({ variant: 'success', key: 'token.disabled' });
+      flash.now({ variant: 'success', key: 'token.disabled', action: 'token' });
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'token' });
     }
   };
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
+  const deleteToken = async (token: Token) => {
     try {
-      await remove.mutateAsync({ authTokenID: deleting.authTokenID });
-      flash.now({ variant: 'success', key: 'token.deleted' });
+      await remove.mutateAsync({ authTokenID: token.authTokenID });
+      flash.now({ variant: 'success', key: 'token.deleted', action: 'token' });
     } catch (error) {
       // Session and input problems have their own handling; any other refusal is the spec's message.
-      if (classifyApiError(error).kind === 'message' || classifyApiError(error).kind === 'internal') {
-        flash.now({ variant: 'danger', key: 'error.tokenDeleteFailed' });
+      const kind = classifyApiError(error).kind;
+      if (kind === 'message' || kind === 'internal') {
+        flash.now({ variant: 'danger', key: 'error.tokenDeleteFailed', action: 'token' });
       } else {
-        handleError(error);
+        handleError(error, { action: 'token' });
       }
+    }
+  };
+
+  const close = () => setPending((asked) => asked && { ...asked, open: false });
+  const confirm = async () => {
+    if (!pending) return;
+    try {
+      await (pending.kind === 'disable' ? disableToken(pending.token) : deleteToken(pending.token));
     } finally {
-      setDeleting(null);
+      close();
     }
   };
 
@@ -142,7 +156,7 @@ export function TokenIndexPage() {
                     variant="outline-secondary"
                     size="sm"
                     disabled={busy}
-                    onClick={() => void disableToken(token)}
+                    onClick={() => setPending({ kind: 'disable', token, open: true })}
                     data-testid="token-disable"
                   >
                     {t('common.disable')}
@@ -154,7 +168,7 @@ export function TokenIndexPage() {
                     size="sm"
                     className="ms-2"
                     disabled={busy}
-                    onClick={() => setDeleting(token)}
+                    onClick={() => setPending({ kind: 'delete', token, open: true })}
                     data-testid="token-delete"
                   >
                     {t('common.delete')}
@@ -166,18 +180,18 @@ export function TokenIndexPage() {
         })}
       </DataTableCard>
       <ConfirmModal
-        show={deleting !== null}
-        title={t('token.deleteTitle')}
-        confirmLabel={t('common.delete')}
-        busy={remove.isPending}
-        testId="token-delete"
-        onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
+        show={pending?.open ?? false}
+        title={t(pending?.kind === 'disable' ? 'token.disableTitle' : 'token.deleteTitle')}
+        confirmLabel={t(pending?.kind === 'disable' ? 'common.disable' : 'common.delete')}
+        busy={disable.isPending || remove.isPending}
+        testId={pending?.kind === 'disable' ? 'token-disable' : 'token-delete'}
+        onConfirm={() => void confirm()}
+        onCancel={close}
       >
-        <p>{t('token.deleteConfirm')}</p>
-        {deleting && (
+        <p>{t(pending?.kind === 'disable' ? 'token.disableConfirm' : 'token.deleteConfirm')}</p>
+        {pending && (
           <p className="mb-0 small text-body-secondary">
-            {deleting.description || t('token.noDescription')} <code>{deleting.token}</code>
+            {pending.token.description || t('token.noDescription')} <code>{pending.token.token}</code>
           </p>
         )}
       </ConfirmModal>

@@ -10,7 +10,6 @@ import { Link } from 'react-router';
 import {
   isAdministrator,
   operations,
-  Permission,
   TOKEN_PERMISSION_GROUPS,
   type OperationOutput,
   type Operations,
@@ -23,7 +22,7 @@ import { PageHeader } from '../../../components/page-header.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
-import { bitCheckbox, tokenGrantableMask, withBit } from '../../../lib/permission-choices.ts';
+import { tokenGrantableMask, withBit } from '../../../lib/permission-choices.ts';
 import { useSession } from '../../../lib/session.ts';
 import { useAddToken } from '../api/token-api.ts';
 
@@ -65,17 +64,16 @@ function PermissionChoice({
         data-testid="token-permission-all"
       />
       <div className="permission-grid mt-2 ps-4">
-        {TOKEN_PERMISSION_GROUPS.filter(
-          ([, bit]) => bit !== Permission.admin || (grantable & Permission.admin) !== 0,
-        ).map(([name, bit]) => {
-          const state = bitCheckbox(value ?? 0, bit, grantable);
+        {/* Only what the creator holds is offered: the server refuses a token carrying more. */}
+        {TOKEN_PERMISSION_GROUPS.filter(([, bit]) => (grantable & bit) !== 0).map(([name, bit]) => {
+          const checked = ((value ?? 0) & bit) !== 0;
           return (
             <Form.Check
               key={name}
               type="checkbox"
               id={`token-permission-${name}`}
-              checked={all || state.checked}
-              disabled={all || state.disabled}
+              checked={all || checked}
+              disabled={all}
               isInvalid={!!error}
               onChange={(event) => onChange(withBit(value ?? 0, bit, event.target.checked))}
               label={
@@ -161,12 +159,12 @@ export function TokenNewPage() {
   const submit = handleSubmit(async (input) => {
     try {
       setIssued(await add.mutateAsync(input));
-      flash.now({ variant: 'success', key: 'token.issued' });
+      flash.now({ variant: 'success', key: 'token.issued', action: 'token' });
     } catch (error) {
       const kind = classifyApiError(error).kind;
       if (kind === 'message' || kind === 'internal')
-        flash.now({ variant: 'danger', key: 'error.tokenIssueFailed' });
-      else handleError(error, { setError });
+        flash.now({ variant: 'danger', key: 'error.tokenIssueFailed', action: 'token' });
+      else handleError(error, { setError, action: 'token' });
     }
   });
 

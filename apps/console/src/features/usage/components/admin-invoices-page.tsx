@@ -77,7 +77,7 @@ export function AdminInvoicesPage() {
           >
             <td className="text-nowrap">{row.memberId}</td>
             <td className="text-nowrap">{row.serviceCd}</td>
-            <td className="text-break">{row.name}</td>
+            <td>{row.name}</td>
             <td className="text-end" data-testid="invoice-transfer">
               {gib.format(row.transferGiB)}
             </td>

@@ -65,7 +65,7 @@ export function AdminStatisticsPage() {
           <tr key={row.organizationID} data-testid="admin-stats-row" data-service-code={row.serviceCode}>
             <td className="text-nowrap">{row.memberCode}</td>
             <td className="text-nowrap">{row.serviceCode}</td>
-            <td className="text-break">{row.name}</td>
+            <td>{row.name}</td>
             <td className="text-end" data-testid="admin-stats-requests">
               {formatCount(row.requests, language)}
             </td>

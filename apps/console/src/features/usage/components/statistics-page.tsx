@@ -5,11 +5,11 @@ import ButtonGroup from 'react-bootstrap/ButtonGroup';
 import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import { useRouteTitle } from '../../../app/route-title.ts';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
 import { PageHeader } from '../../../components/page-header.tsx';
+import { StackingTable } from '../../../components/stacking-table.tsx';
 import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { useSession } from '../../../lib/session.ts';
 import {
@@ -36,7 +36,7 @@ interface Usage {
 
 /** What the page shows, whichever kind of organization: one row and one series per item. */
 interface Report {
-  items: (Usage & { key: string; name: string; daily: (Usage & { day: string })[] })[];
+  items: (Usage & { key: string; name: string; daily: DayUsage[] })[];
   total: Usage;
 }
 
@@ -51,7 +51,14 @@ interface Wording {
   chartOutbound: string;
   empty: string;
   csvFile: string;
-  csvHeader: string[];
+}
+
+type DayUsage = Usage & { day: string };
+
+/** An item's usage on each of `days`, none where it has no record: what the chart draws. */
+function usageByDay(days: readonly string[], daily: readonly DayUsage[]): DayUsage[] {
+  const byDay = new Map(daily.map((usage) => [usage.day, usage]));
+  return days.map((day) => ({ day, requests: 0, outboundBytes: 0, ...byDay.get(day) }));
 }
 
 const ORIGIN_WORDING: Wording = {
@@ -64,7 +71,6 @@ const ORIGIN_WORDING: Wording = {
   chartOutbound: 'usage.chartOutboundLabel',
   empty: 'usage.noOrigins',
   csvFile: 'statistics',
-  csvHeader: ['origin', 'requests', 'outboundGiB'],
 };
 
 const HLS_WORDING: Wording = {
@@ -77,7 +83,6 @@ const HLS_WORDING: Wording = {
   chartOutbound: 'usage.hlsChartOutboundLabel',
   empty: 'channel.statisticsEmpty',
   csvFile: 'hls-statistics',
-  csvHeader: ['channel', 'hlsRequests', 'hlsOutboundGiB'],
 };
 
 /**
@@ -159,23 +164,28 @@ function StatisticsView({
   const days = useMemo(() => monthDays(selected.year, selected.month), [selected.year, selected.month]);
   const series = useMemo<ChartSeries[]>(() => {
     if (!report) return [];
-    return report.items.map((item) => {
-      const byDay = new Map(item.daily.map((day) => [day.day, day]));
-      return {
-        name: item.name,
-        values: days.map((day) => {
-          const usage = byDay.get(day);
-          return usage ? (metric === 'outbound' ? usage.outboundBytes : usage.requests) : 0;
-        }),
-      };
-    });
+    return report.items.map((item) => ({
+      name: item.name,
+      values: usageByDay(days, item.daily).map((usage) =>
+        metric === 'outbound' ? usage.outboundBytes : usage.requests,
+      ),
+    }));
   }, [report, days, metric]);
 
+  // The chart's figures as rows, item by item and day by day (GiB rounded as the chart shows
+  // it), under headers in the language of the screen: one language per file.
   const downloadTable = () => {
     if (!report) return;
-    const rows = report.items.map((item) => [item.name, item.requests, toGiB(item.outboundBytes)]);
-    rows.push([t('usage.total'), report.total.requests, toGiB(report.total.outboundBytes)]);
-    const csv = buildCsv(wording.csvHeader, rows);
+    const rows = report.items.flatMap((item) =>
+      usageByDay(days, item.daily).map((usage) => [
+        usage.day,
+        item.name,
+        usage.requests,
+        toGiB(usage.outboundBytes),
+      ]),
+    );
+    const header = [t('usage.date'), t(wording.item), t(wording.requests), t(wording.outboundGiB)];
+    const csv = buildCsv(header, rows);
     downloadCsv(
       `${wording.csvFile}-${organization?.serviceCode ?? 'organization'}-${monthLabel(selected)}.csv`,
       csv,
@@ -255,7 +265,7 @@ function StatisticsView({
           </Card.Body>
         )}
         {report && report.items.length > 0 && (
-          <Table responsive hover className="mb-0 align-middle" data-testid="stats-table">
+          <StackingTable hover className="mb-0 align-middle" data-testid="stats-table">
             <thead className="table-light">
               <tr>
                 <th scope="col">{t(wording.item)}</th>
@@ -270,7 +280,7 @@ function StatisticsView({
             <tbody>
               {report.items.map((item) => (
                 <tr key={item.key} data-testid="stats-row" data-item-name={item.name}>
-                  <td className="text-break">
+                  <td>
                     <code>{item.name}</code>
                   </td>
                   <td className="text-end" data-testid="stats-row-requests">
@@ -289,7 +299,7 @@ function StatisticsView({
                 <td className="text-end">{formatGiB(report.total.outboundBytes, language)}</td>
               </tr>
             </tfoot>
-          </Table>
+          </StackingTable>
         )}
       </Card>
     </>

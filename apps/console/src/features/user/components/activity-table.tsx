@@ -1,9 +1,9 @@
 import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
-import Table from 'react-bootstrap/Table';
 import { useTranslation } from 'react-i18next';
 import type { OperationOutput, Operations } from '@ukiyo/contract';
 import { LoadingBlock } from '../../../components/loading-block.tsx';
+import { StackingTable } from '../../../components/stacking-table.tsx';
 import { useReportQueryError } from '../../../lib/api-errors.ts';
 import { formatDateTime } from '../../../lib/format.ts';
 import { useAuditEntries } from '../api/user-api.ts';
@@ -31,7 +31,7 @@ export function ActivityTable({ limit }: { limit: number }) {
     );
   }
   return (
-    <Table responsive hover size="sm" className="mb-0 align-middle" data-testid="activity-table">
+    <StackingTable hover size="sm" className="mb-0 align-middle" data-testid="activity-table">
       <thead className="table-light">
         <tr>
           <th scope="col">{t('activity.time')}</th>
@@ -47,13 +47,13 @@ export function ActivityTable({ limit }: { limit: number }) {
             <td>
               <Badge bg={KIND_STYLE[entry.kind]}>{t(`activity.kind.${entry.kind}`)}</Badge>
             </td>
-            <td className="text-break">{entry.email}</td>
+            <td>{entry.email}</td>
             <td>
               <code>{entry.ip}</code>
             </td>
           </tr>
         ))}
       </tbody>
-    </Table>
+    </StackingTable>
   );
 }

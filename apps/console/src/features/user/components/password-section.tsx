@@ -40,12 +40,12 @@ export function PasswordSection({ user }: { user: User }) {
     try {
       await update.mutateAsync({ userId: user.userID, oldPassword, newPassword });
       reset();
-      flash.now({ variant: 'success', key: 'account.passwordChanged' });
+      flash.now({ variant: 'success', key: 'account.passwordChanged', action: 'password' });
     } catch (error) {
       if (error instanceof ApiError && OLD_PASSWORD_CODES.includes(error.code)) {
         setError('oldPassword', { type: 'server', message: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'password' });
       }
     }
   });

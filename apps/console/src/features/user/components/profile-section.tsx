@@ -51,13 +51,13 @@ export function ProfileSection({ user }: { user: User }) {
         ...(changes ? { password } : {}),
       });
       reset({ emailAddress, fullName, password: '' });
-      flash.now({ variant: 'success', key: 'account.profileUpdated' });
+      flash.now({ variant: 'success', key: 'account.profileUpdated', action: 'profile' });
       void revalidator.revalidate();
     } catch (error) {
       if (error instanceof ApiError && error.code === 'password is incorrect') {
         setError('password', { type: 'server', message: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'profile' });
       }
     }
   });

@@ -81,7 +81,7 @@ function EnrolForm({
       if (error instanceof ApiError && error.code === 'invalid verification code') {
         setError('code', { type: 'server', message: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'twoStep' });
       }
     }
   });
@@ -172,7 +172,7 @@ function PasswordPrompt({
       if (error instanceof ApiError && error.code === 'password is incorrect') {
         setError('password', { type: 'server', message: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'twoStep' });
       }
     }
   });
@@ -223,7 +223,7 @@ export function TwoStepSection({ user }: { user: User }) {
     try {
       setMode({ kind: 'enrolling', enrolment: await begin.mutateAsync() });
     } catch (error) {
-      handleError(error);
+      handleError(error, { action: 'twoStep' });
     }
   };
 
@@ -273,7 +273,7 @@ export function TwoStepSection({ user }: { user: User }) {
           enrolment={mode.enrolment}
           onEnabled={(codes) => {
             setMode({ kind: 'codes', codes });
-            flash.now({ variant: 'success', key: 'twoStep.enabled' });
+            flash.now({ variant: 'success', key: 'twoStep.enabled', action: 'twoStep' });
             refresh();
           }}
           onCancel={status}
@@ -287,10 +287,10 @@ export function TwoStepSection({ user }: { user: User }) {
           onDone={(codes) => {
             if (codes) {
               setMode({ kind: 'codes', codes });
-              flash.now({ variant: 'success', key: 'twoStep.regenerated' });
+              flash.now({ variant: 'success', key: 'twoStep.regenerated', action: 'twoStep' });
             } else {
               status();
-              flash.now({ variant: 'success', key: 'twoStep.disabled' });
+              flash.now({ variant: 'success', key: 'twoStep.disabled', action: 'twoStep' });
               refresh();
             }
           }}

@@ -43,13 +43,13 @@ export function UpdatePasswordPage() {
   const submit = handleSubmit(async ({ oldPassword, newPassword }) => {
     try {
       await update.mutateAsync({ userId: Number(userId), oldPassword, newPassword });
-      flash.next({ variant: 'success', key: 'updatePassword.success' });
+      flash.next({ variant: 'success', key: 'updatePassword.success', action: 'password' });
       await navigate(paths.home());
     } catch (error) {
       if (error instanceof ApiError && error.code === 'wrong old password') {
         setError('oldPassword', { type: 'server', message: error.messageKey });
       } else {
-        handleError(error, { setError });
+        handleError(error, { setError, action: 'password' });
       }
     }
   });
