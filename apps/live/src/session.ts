@@ -5,8 +5,13 @@ import type { Rendition } from '@ukiyo/contract';
 import type { Logger } from 'pino';
 import {
   RTCPeerConnection,
+  RtcpPayloadSpecificFeedback,
+  useFIR,
   useH264,
+  useNACK,
   useOPUS,
+  usePLI,
+  useREMB,
   useVP8,
   type MediaStreamTrack,
   type RTCRtpTransceiver,
@@ -38,12 +43,27 @@ export class WhipError extends Error {
 export interface SessionTimings {
   /** How often new segments are looked for (archive, first-playlist notice). */
   watchMs: number;
-  /** Keyframe requests: often until the first segment, then now and then for recovery. */
+  /**
+   * Keyframe requests (PLI, and FIR where the publisher offered it): at the first video packet,
+   * again at most this often while video arrives without a keyframe, then every pliSteadyMs
+   * for recovery.
+   */
   pliStartMs: number;
   pliSteadyMs: number;
   /** No media for this long (or ICE disconnected this long) ends the session. */
   mediaTimeoutMs: number;
   iceGatheringTimeoutMs: number;
+}
+
+/** Wall clocks of a session's start (ms): how long it took to go on air. */
+export interface OnAirTimes {
+  /** The WHIP offer arrived. */
+  offerAt: number;
+  firstPacketAt?: number;
+  /** The first keyframe came out of the depacketizer and went to ffmpeg with everything after it. */
+  firstKeyframeAt?: number;
+  /** Every rendition's playlist lists a segment: the master playlist is written. */
+  firstSegmentAt?: number;
 }
 
 export interface SessionOptions {
@@ -122,6 +142,32 @@ function bundledCredentials(offer: string): string {
 const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
 
 /**
+ * RFC 5104 FIR (payload-specific feedback, FMT 4) for one SSRC. werift does not export its own,
+ * whose length field is one word short.
+ */
+class FirFeedback {
+  readonly count = 4;
+  readonly length = 4; // 32-bit words after the RTCP header's first: sender, media, one FCI entry
+  constructor(
+    private readonly senderSsrc: number,
+    private readonly ssrc: number,
+    private readonly sequence: number,
+  ) {}
+
+  serialize(): Buffer {
+    const packet = Buffer.alloc(16);
+    packet.writeUInt32BE(this.senderSsrc, 0);
+    packet.writeUInt32BE(0, 4); // media source: unused by FIR
+    packet.writeUInt32BE(this.ssrc, 8);
+    packet[12] = this.sequence & 0xff;
+    return packet;
+  }
+}
+
+/** What we accept for video: werift's defaults plus FIR, answered only when the offer has it. */
+const VIDEO_FEEDBACK = () => ({ rtcpFeedback: [useNACK(), usePLI(), useREMB(), useFIR()] });
+
+/**
  * One WHIP publisher: a werift peer connection receiving H.264 or VP8 and Opus, its RTP turned
  * into a WebM stream (jitter buffer, depacketizer) piped into one ffmpeg that encodes the HLS
  * ladder. A pipe rather than RTP over UDP to ffmpeg: nothing is lost or reordered between the
@@ -129,6 +175,7 @@ const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264:
  */
 export class PublishSession {
   readonly startedAt = Date.now();
+  readonly onAir: OnAirTimes = { offerAt: this.startedAt };
   private pc: RTCPeerConnection | undefined;
   private ffmpeg: ChildProcessWithoutNullStreams | undefined;
   private ffmpegExited: Promise<void> = Promise.resolve();
@@ -174,7 +221,7 @@ export class PublishSession {
     }
     this.withAudio = audios === 1;
     const pc = new RTCPeerConnection({
-      codecs: { video: [useH264(), useVP8()], audio: [useOPUS()] },
+      codecs: { video: [useH264(VIDEO_FEEDBACK()), useVP8(VIDEO_FEEDBACK())], audio: [useOPUS()] },
       // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
       // same machine) need it. Behind NAT the host's public address is announced as well.
       iceAdditionalHostAddresses: ['127.0.0.1', ...this.options.ice.additionalHostAddresses],
@@ -206,8 +253,8 @@ export class PublishSession {
       throw new WhipError(400, 'the offer has no Opus audio');
     }
     await this.gathered(pc);
-    await this.startPackaging(video, videoCodec, this.withAudio ? audio : undefined);
-    this.requestKeyframes(pc, video);
+    const keyframes = this.keyframeRequests(pc, video);
+    await this.startPackaging(video, videoCodec, this.withAudio ? audio : undefined, keyframes);
     return pc.localDescription!.sdp;
   }
 
@@ -228,6 +275,7 @@ export class PublishSession {
     video: MediaStreamTrack,
     videoCodec: string,
     audio: MediaStreamTrack | undefined,
+    keyframes: { ask(): void },
   ): Promise<void> {
     const { renditions, encryption } = this.options;
     await rm(this.options.dir, { recursive: true, force: true });
@@ -292,6 +340,9 @@ export class PublishSession {
     const videoSource = new RtpSourceCallback();
     video.onReceiveRtp.subscribe((rtp) => {
       count(rtp.payload.length + rtp.header.serializeSize);
+      this.onAir.firstPacketAt ??= Date.now();
+      // Until the first keyframe every packet may ask again (rate-limited): no slow timer.
+      if (this.onAir.firstKeyframeAt === undefined) keyframes.ask();
       videoSource.input(rtp.clone());
     });
     const jitter = new JitterBufferCallback(90000, { latency: 100 });
@@ -302,7 +353,15 @@ export class PublishSession {
     videoSource.pipe(jitter.input);
     jitter.pipe(videoTime.input);
     videoTime.pipe(videoDepacketizer.input);
-    videoDepacketizer.pipe(webm.inputVideo);
+    // ffmpeg's input starts at the first keyframe, audio and video together: nothing for its
+    // probing to wait on or guess from, and no audio-only prefix (the WebM writer drops video
+    // before its first keyframe but not audio).
+    videoDepacketizer.pipe((input) => {
+      if (input.frame?.isKeyframe && this.onAir.firstKeyframeAt === undefined) {
+        this.onAir.firstKeyframeAt = Date.now();
+      }
+      webm.inputVideo(input);
+    });
     this.sources.push(videoSource);
     if (audio) {
       const audioSource = new RtpSourceCallback();
@@ -314,7 +373,9 @@ export class PublishSession {
       const audioDepacketizer = new DepacketizeCallback('OPUS');
       audioSource.pipe(audioTime.input);
       audioTime.pipe(audioDepacketizer.input);
-      audioDepacketizer.pipe(webm.inputAudio);
+      audioDepacketizer.pipe((input) => {
+        if (!input.frame || this.onAir.firstKeyframeAt !== undefined) webm.inputAudio(input);
+      });
       this.sources.push(audioSource);
     }
     this.every(this.options.timings.watchMs, () => this.watch());
@@ -323,20 +384,36 @@ export class PublishSession {
     });
   }
 
-  /** PLI: the transcode starts at the publisher's next keyframe, so ask for one at once. */
-  private requestKeyframes(pc: RTCPeerConnection, video: MediaStreamTrack): void {
+  /**
+   * Keyframe requests: the transcode starts at the publisher's first keyframe, so one is asked
+   * for with the first video packet and again (at most every pliStartMs) while video keeps
+   * arriving without one; after it, every pliSteadyMs for recovery. PLI always, FIR as well
+   * when the publisher's offer has `ccm fir` (some encoders answer only that).
+   */
+  private keyframeRequests(pc: RTCPeerConnection, video: MediaStreamTrack): { ask(): void } {
     const transceiver = pc.getTransceivers().find((t: RTCRtpTransceiver) => t.receiver.track === video);
+    const fir = video.codec?.rtcpFeedback.some((f) => f.type === 'ccm' && f.parameter === 'fir') ?? false;
     let last = 0;
+    let firSequence = 0;
     const ask = () => {
-      const interval = this.playlistReady
-        ? this.options.timings.pliSteadyMs
-        : this.options.timings.pliStartMs;
-      if (Date.now() - last < interval || video.ssrc === undefined || !transceiver) return;
+      const interval =
+        this.onAir.firstKeyframeAt === undefined
+          ? this.options.timings.pliStartMs
+          : this.options.timings.pliSteadyMs;
+      if (Date.now() - last < interval || video.ssrc === undefined || !transceiver || this.ending) return;
       last = Date.now();
-      transceiver.receiver.sendRtcpPLI(video.ssrc).catch(() => {});
+      const receiver = transceiver.receiver;
+      receiver.sendRtcpPLI(video.ssrc).catch(() => {});
+      if (fir) {
+        const request = new RtcpPayloadSpecificFeedback({
+          // werift's feedback type is a union of its own classes; FIR is serialized as one.
+          feedback: new FirFeedback(receiver.rtcpSsrc, video.ssrc, firSequence++) as never,
+        });
+        receiver.dtlsTransport?.sendRtcp([request]).catch(() => {});
+      }
     };
-    video.onReceiveRtp.once(ask);
-    this.every(this.options.timings.pliStartMs, ask);
+    this.every(this.options.timings.pliSteadyMs, ask);
+    return { ask };
   }
 
   private every(ms: number, run: () => void | Promise<void>): void {
@@ -384,6 +461,19 @@ export class PublishSession {
         masterPlaylist(this.options.renditions, this.withAudio),
       );
       this.playlistReady = true;
+      this.onAir.firstSegmentAt = Date.now();
+      const { offerAt, firstPacketAt, firstKeyframeAt, firstSegmentAt } = this.onAir;
+      this.options.log.info(
+        {
+          offerToSegmentMs: firstSegmentAt - offerAt,
+          keyframeToSegmentMs: firstKeyframeAt === undefined ? null : firstSegmentAt - firstKeyframeAt,
+          packetToKeyframeMs:
+            firstKeyframeAt === undefined || firstPacketAt === undefined
+              ? null
+              : firstKeyframeAt - firstPacketAt,
+        },
+        'publisher on air',
+      );
       this.options.onPlaylist();
     }
   }

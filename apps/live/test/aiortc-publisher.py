@@ -5,6 +5,7 @@ Usage: aiortc-publisher.py WHIP_URL TOKEN SECONDS
 POSTs aiortc's own offer for a video and an audio track (aiortc 1.4 gives each m-section of the
 bundle its own ICE credentials and candidates), applies the answer and sends ffmpeg's lavfi test
 sources (testsrc2, a sine tone) for SECONDS seconds. Prints one JSON object per line:
+{"event": "posting", "at": ...} (wall clock in ms, just before the WHIP POST),
 {"event": "answered", "status": ..., "location": ...}, each connection state as
 {"event": "state", "state": ...} and each state of the bundle's DTLS transport as
 {"event": "dtls", "state": ...}. Exits 1 when the peer connection does not connect.
@@ -13,6 +14,7 @@ sources (testsrc2, a sine tone) for SECONDS seconds. Prints one JSON object per 
 import asyncio
 import json
 import sys
+import time
 import urllib.request
 
 import aioice.ice
@@ -55,6 +57,7 @@ async def main(url, token, seconds):
     # aiortc gathers every candidate before the offer is set: no trickle, as WHIP wants.
     await pc.setLocalDescription(await pc.createOffer())
     loop = asyncio.get_running_loop()
+    say(event="posting", at=time.time() * 1000)
     status, location, answer = await loop.run_in_executor(
         None, post_offer, url, token, pc.localDescription.sdp
     )

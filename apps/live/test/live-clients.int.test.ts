@@ -1,10 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
-import { apiToken, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
 
 const T = {
@@ -54,11 +58,45 @@ const SHAPES: [string, (sdp: string) => string][] = [
   ],
 ];
 
+/**
+ * Issue 15: the first segment is listed within this long after the first keyframe reaches the
+ * server (about 1.2 s for 1 s segments on an idle machine; margin for a loaded CI runner).
+ */
+const ON_AIR_BOUND_MS = 3000;
+
 describe('live publishers of other shapes and stacks', () => {
   let server: TestServer;
   let live: LiveUnderTest;
   let token: string;
   const publishers: Publisher[] = [];
+  /** Wall clock of each channel's first keyframe, from the session's "publisher on air" log. */
+  const firstKeyframes = new Map<string, number>();
+  const log = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as {
+          level: number;
+          msg: string;
+          time: number;
+          channelId?: string;
+          keyframeToSegmentMs?: number | null;
+        };
+        if (entry.msg === 'publisher on air' && entry.channelId && entry.keyframeToSegmentMs != null) {
+          firstKeyframes.set(entry.channelId, entry.time - entry.keyframeToSegmentMs);
+        }
+        if (entry.level >= 50) process.stderr.write(line);
+      },
+    },
+  );
+  /** Listed (ListPlaylistURLs answering the URL, as the test saw it) minus the first keyframe. */
+  const onAirAfter = (stack: string, channelId: string, listedAt: number) => {
+    const keyframeAt = firstKeyframes.get(channelId);
+    expect(keyframeAt, 'the session logged its first keyframe').toBeDefined();
+    const ms = listedAt - keyframeAt!;
+    console.log(`${stack}: first segment listed ${ms} ms after the first keyframe`);
+    return ms;
+  };
 
   const createChannel = async () =>
     (
@@ -69,20 +107,27 @@ describe('live publishers of other shapes and stacks', () => {
       )
     ).body.channel_id as string;
   const whip = (channelId: string) => `${live.baseUrl}/whip/${channelId}`;
-  /** The channel's first segment, fetched as a viewer would from the master playlist on. */
-  const firstSegment = async (channelId: string) => {
-    const { playlist_url: masterUrl } = await waitFor(
-      async () => {
-        const answer = await live.call(T.playlists, { channel_id: channelId }, token);
-        return (answer.body.hls as { playlist_url: string }[])[0];
-      },
-      20_000,
-      'the playlist URL',
-    );
+  /**
+   * The channel's first segment, fetched as a viewer would from the master playlist on, and
+   * when ListPlaylistURLs first listed it (polled every 50 ms).
+   */
+  const firstSegmentListed = async (channelId: string) => {
+    const deadline = Date.now() + 20_000;
+    let masterUrl: string | undefined;
+    while (!masterUrl) {
+      const answer = await live.call(T.playlists, { channel_id: channelId }, token);
+      masterUrl = (answer.body.hls as { playlist_url: string }[])[0]?.playlist_url;
+      if (masterUrl) break;
+      if (Date.now() > deadline) throw new Error('timed out waiting for the playlist URL');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const listedAt = Date.now();
     const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
     const name = (await (await fetch(media)).text()).split('\n').find((line) => line.endsWith('.ts'))!;
-    return Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer());
+    const segment = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer());
+    return { segment, listedAt };
   };
+  const firstSegment = async (channelId: string) => (await firstSegmentListed(channelId)).segment;
   const expectTransportStream = (segment: Buffer) => {
     expect(segment.length % 188).toBe(0);
     for (let offset = 0; offset < segment.length; offset += 188) expect(segment[offset]).toBe(0x47);
@@ -90,7 +135,7 @@ describe('live publishers of other shapes and stacks', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    live = await startLive(server);
+    live = await startLive({ ...server, deps: { ...server.deps, log } });
     token = await apiToken(server, (await createTenant(server.deps, { isLive: true })).organizationIds[0]!);
   });
 
@@ -132,7 +177,9 @@ describe('live publishers of other shapes and stacks', () => {
           .split('\n')
           .map((line) => JSON.parse(line) as Record<string, unknown>);
       try {
-        expectTransportStream(await firstSegment(channelId));
+        const { segment, listedAt } = await firstSegmentListed(channelId);
+        expectTransportStream(segment);
+        expect(onAirAfter('aiortc', channelId, listedAt)).toBeLessThan(ON_AIR_BOUND_MS);
         expect(events()).toContainEqual(expect.objectContaining({ event: 'answered', status: 201 }));
         expect(events()).toContainEqual({ event: 'state', state: 'connected' });
         // Our hand-built close alert, as OpenSSL (under aiortc) reads it.
@@ -154,6 +201,31 @@ describe('live publishers of other shapes and stacks', () => {
       }
     },
   );
+
+  it("lists a werift publisher's first segment, audio and video, within the bound after its first keyframe", async () => {
+    const channelId = await createChannel();
+    // Keyframes 4 s apart and PLI ignored: nothing may wait for the publisher's second one.
+    const publisher = await publish({
+      whipUrl: whip(channelId),
+      token,
+      codec: 'h264',
+      width: 320,
+      height: 180,
+      fps: 15,
+      keyframeSeconds: 4,
+    });
+    publishers.push(publisher);
+    expect(publisher.status).toBe(201);
+    const { segment, listedAt } = await firstSegmentListed(channelId);
+    expect(onAirAfter('werift', channelId, listedAt)).toBeLessThan(ON_AIR_BOUND_MS);
+    // The audio held back until the first keyframe is in the first segment with the video.
+    const file = join(mkdtempSync(join(tmpdir(), 'ukiyo-onair-')), 'seg.ts');
+    writeFileSync(file, segment);
+    const { streams, format } = await probe(file);
+    expect(streams.map((stream) => stream.codec_name).sort()).toEqual(['aac', 'h264']);
+    expect(Number(format.duration)).toBeGreaterThan(0.8);
+    await publisher.stop();
+  });
 
   it('closes the publisher within a second of DeleteChannel; its WHIP DELETE is then 404', async () => {
     const channelId = await createChannel();

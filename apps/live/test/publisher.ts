@@ -14,6 +14,8 @@ export interface PublishOptions {
   audio?: boolean;
   /** Video bitrate of the publisher's own encode. */
   bitrate?: string;
+  /** Seconds between the publisher's keyframes (default 2); it never answers PLI or FIR. */
+  keyframeSeconds?: number;
   /** Rewrites werift's offer before it is POSTed: the SDP shapes other stacks send. */
   offer?: (sdp: string) => string;
 }
@@ -129,7 +131,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       'yuv420p',
       ...encoder,
       '-g',
-      String(options.fps * 2),
+      String(Math.round(options.fps * (options.keyframeSeconds ?? 2))),
       '-b:v',
       options.bitrate ?? '1M',
       '-f',

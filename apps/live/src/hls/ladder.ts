@@ -79,13 +79,21 @@ export function ffmpegArgs(input: LadderInput): string[] {
     '-nostats',
     '-loglevel',
     'error',
-    // The publisher's stream starts now: no probing beyond the WebM header and first frames.
+    // The stream starts at the publisher's first keyframe (session.ts holds everything before
+    // it back), so probing ends as soon as that keyframe is decoded: -fpsprobesize 0 skips the
+    // frame rate guess that otherwise reads 40 frames (WebM's millisecond time base doubles
+    // ffmpeg's 20), 2.7 s at 15 fps. No +nobuffer: it discards the packets read while probing,
+    // that first keyframe among them, and the decoder then waits for the publisher's next one
+    // (9 s with aiortc, its picture duplicated back to time 0). -analyzeduration 0 would mean
+    // ffmpeg's default of 5 s, not none.
     '-fflags',
-    '+genpts+nobuffer',
-    '-analyzeduration',
+    '+genpts',
+    '-fpsprobesize',
     '0',
+    '-analyzeduration',
+    '1000000',
     '-probesize',
-    '32768',
+    '1000000',
     '-f',
     'webm',
     '-i',
