@@ -1,6 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { LIVE_USER } from '../support/fixtures.ts';
-import { api, UI_API } from './edge.ts';
+import { LIVE_PORT, LIVE_USER } from '../support/fixtures.ts';
 import { login, screenshot } from './helpers.ts';
 
 async function signIn(page: Page, language: 'ja' | 'en') {
@@ -8,6 +7,17 @@ async function signIn(page: Page, language: 'ja' | 'en') {
   await login(page, LIVE_USER.email, LIVE_USER.password);
   await expect(page).toHaveURL(/\/statistics$/);
   await page.goto('/channel/');
+}
+
+/** The channel screen while publishing, on a desktop and a phone (e2e/artifacts/channel-publish/). */
+async function publishScreenshots(page: Page, language: 'ja' | 'en') {
+  for (const [width, height] of [
+    [390, 844],
+    [1280, 800],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await screenshot(page, `channel-publish/${language}-${width}x${height}`);
+  }
 }
 
 test.describe.serial('live channels', () => {
@@ -35,18 +45,35 @@ test.describe.serial('live channels', () => {
     await expect(row).toContainText('640×360 30fps 2500 kbps');
     publishedChannel = (await row.getAttribute('data-channel-id')) ?? '';
 
-    const issued = await page.request.post(api('auth_token.add'), {
-      headers: UI_API,
-      data: { authToken: { description: 'browser publisher', permission: 2 } },
-    });
-    const { encodedToken } = (await issued.json()) as { encodedToken: string };
     await row.getByTestId('channel-open').click();
-    await page.getByTestId('channel-publish-token').fill(encodedToken);
+    // Where other software publishes, each with its copy button.
+    const info = page.getByTestId('channel-publish-info');
+    const expected = {
+      'channel-whip-url': `http://localhost:${LIVE_PORT}/whip/${publishedChannel}`,
+      'channel-sora-url': `ws://localhost:${LIVE_PORT}/signaling`,
+      'channel-info-id': publishedChannel,
+    };
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    for (const [testId, text] of Object.entries(expected)) {
+      await expect(info.getByTestId(testId)).toHaveText(text);
+      await info.getByTestId(`${testId}-copy`).click();
+      await expect(page.getByTestId('flash-bar')).toContainText('クリップボードにコピーしました');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(text);
+    }
+    const onAir = info.getByTestId('channel-on-air');
+    await expect(onAir).toHaveAttribute('data-on-air', 'false');
+    await expect(row.getByTestId('channel-on-air')).toHaveCount(0);
+
+    // The signed-in session publishes: no token to paste.
+    await expect(page.getByTestId('channel-publish-token')).toHaveCount(0);
     await page.getByTestId('channel-publish-start').click();
     await expect(page.getByTestId('channel-publish-stop')).toHaveAttribute('data-state', 'live', {
       timeout: 20_000,
     });
     await expect(row.getByTestId('channel-connections')).toHaveText('1', { timeout: 15_000 });
+    await expect(onAir).toHaveAttribute('data-on-air', 'true', { timeout: 10_000 });
+    await expect(onAir).toHaveText('配信中');
+    await expect(row.getByTestId('channel-on-air')).toBeVisible();
     await expect(row.getByTestId('channel-hls-url')).toContainText('.m3u8', { timeout: 30_000 });
     // hls.js plays the ladder: the video advances.
     const player = page.getByTestId('channel-player');
@@ -54,8 +81,15 @@ test.describe.serial('live channels', () => {
       .poll(() => player.evaluate((video: HTMLVideoElement) => video.currentTime), { timeout: 30_000 })
       .toBeGreaterThan(0.5);
     await screenshot(page, 'channel-live-ja');
+    await publishScreenshots(page, 'ja');
+    await page.getByTestId('language-switch').click();
+    await page.getByTestId('language-en').click();
+    await expect(onAir).toHaveText('On air');
+    await publishScreenshots(page, 'en');
     await page.getByTestId('channel-publish-stop').click();
     await expect(row.getByTestId('channel-connections')).toHaveText('0', { timeout: 15_000 });
+    await expect(onAir).toHaveAttribute('data-on-air', 'false', { timeout: 10_000 });
+    await expect(onAir).toHaveText('Off air');
 
     await row.getByTestId('channel-delete').click();
     await page.getByTestId('channel-delete-confirm').click();

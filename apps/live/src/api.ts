@@ -18,7 +18,9 @@ import {
   createChannelRecord,
   findChannel,
   listChannels,
+  publishAuth,
   refusePrivateUrls,
+  soraSignalingUrl,
   type TokenPrincipal,
 } from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
@@ -47,11 +49,11 @@ export function errorResponse(c: Context, error: LiveApiError) {
 
 /**
  * The shared bearer check of the public APIs (encoded API token holding the live permission,
- * bit 2) against the token's budget for the live API or for WHIP, then: the token's
- * organization must be a live one.
+ * bit 2) against the token's budget for the live API or for WHIP, where the console's publish
+ * credential for the channel also passes; then: the organization must be a live one.
  */
 export function liveAuth(deps: LiveDeps, budget: 'live' | 'whip'): MiddlewareHandler<LiveEnv> {
-  const bearer = bearerAuth(deps, Permission.channel, budget);
+  const bearer = budget === 'whip' ? publishAuth(deps) : bearerAuth(deps, Permission.channel, 'live');
   const live: MiddlewareHandler<LiveEnv> = async (c, next) => {
     if (!c.get('principal').isLive) {
       return errorResponse(c, new LiveApiError(403, 'live streaming is not available for this organization'));
@@ -70,7 +72,7 @@ const notFound = (what: string) => new LiveApiError(404, `${what} not found`);
 function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Implementations {
   const { db, secrets } = deps;
   const allowPrivate = deps.config.ALLOW_PRIVATE_ORIGINS;
-  const soraUrl = `${publicUrl.replace(/^http/, 'ws')}/signaling`;
+  const soraUrl = soraSignalingUrl(publicUrl);
   const createChannel = async (
     organizationId: number,
     request: LiveRequest<'ImageFlux_20200316.CreateMultistreamChannel'>,

@@ -4,7 +4,14 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { guardedAgents } from '@ukiyo/edge';
-import { databaseCheck, diskCheck, drainServer, Health, liveBaseUrl } from '@ukiyo/server';
+import {
+  databaseCheck,
+  diskCheck,
+  drainServer,
+  Health,
+  liveBaseUrl,
+  PUBLISHER_STALE_MS,
+} from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore } from './core.ts';
 import { mountHls } from './hls.ts';
@@ -58,7 +65,7 @@ export interface Live {
 const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
   tickMs: 2_000,
   usageFlushMs: 5_000,
-  staleClaimMs: 30_000,
+  staleClaimMs: PUBLISHER_STALE_MS,
   timings: {
     watchMs: 100,
     pliStartMs: 500,

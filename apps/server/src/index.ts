@@ -29,7 +29,7 @@ export type { ServerDeps } from './operations/context.ts';
 export type { TokenPrincipal } from './auth/api-tokens.ts';
 export type { RateLimits } from './auth/rate-limits.ts';
 export { AppError } from './http/app-error.ts';
-export { bearerAuth } from './http/public-api.ts';
+export { bearerAuth, publishAuth } from './http/public-api.ts';
 export { clientAddress } from './http/request.ts';
 export { refusePrivateUrls } from './services/public-hosts.ts';
 export {
@@ -38,6 +38,8 @@ export {
   listChannels,
   liveBaseUrl,
   markChannelDeleting,
+  PUBLISHER_STALE_MS,
+  soraSignalingUrl,
   type ChannelRow,
   type ChannelSettings,
 } from './operations/channels.ts';

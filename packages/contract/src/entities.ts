@@ -175,6 +175,8 @@ export const Channel = z.object({
   id: z.string(),
   createdAt: z.string(),
   activeConnectionCount: z.number(),
+  /** A publisher is connected now: its live process's heartbeat is fresh. */
+  onAir: z.boolean(),
   hlsUrl: z.string().nullable(),
   status: z.enum(['normal', 'deleting']),
   settings: z.record(z.string(), z.unknown()),

@@ -28,7 +28,8 @@ export function decodeToken(encoded: string): string | undefined {
 }
 
 export interface TokenPrincipal {
-  tokenId: number;
+  /** Names the caller's rate budgets: the token, or a publish credential standing in for one. */
+  limitKey: string;
   organizationId: number;
   isLive: boolean;
   permission: number | null;
@@ -54,7 +55,7 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
     .executeTakeFirst();
   if (!row) return undefined;
   return {
-    tokenId: row.id,
+    limitKey: String(row.id),
     organizationId: row.organization_id,
     isLive: row.is_live,
     permission: row.permission,

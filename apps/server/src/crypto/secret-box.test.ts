@@ -24,6 +24,15 @@ describe('SecretBox', () => {
     expect(() => SecretBox.fromKey(randomBytes(32)).open(sealed)).toThrow();
   });
 
+  it('derives the same key for a purpose from the same secret, another for another purpose', () => {
+    const secret = randomBytes(32);
+    const key = SecretBox.fromKey(secret).deriveKey('publish credential');
+    expect(key).toHaveLength(32);
+    expect(SecretBox.fromKey(Buffer.from(secret)).deriveKey('publish credential')).toEqual(key);
+    expect(SecretBox.fromKey(secret).deriveKey('something else')).not.toEqual(key);
+    expect(key).not.toEqual(secret);
+  });
+
   it('keeps a generated key in DATA_DIR across loads', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'secret-'));
     const sealed = SecretBox.load({ dataDir }).seal('kept');

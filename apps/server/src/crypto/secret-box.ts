@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -52,6 +52,14 @@ export class SecretBox {
   /** A keyed digest: a leaked table of these cannot be brute-forced without the key. */
   digest(value: string): string {
     return createHmac('sha256', this.key).update(value).digest('base64url');
+  }
+
+  /**
+   * A key of its own for one purpose (HKDF-SHA256), the same in every process sharing the key:
+   * what it signs can never pass for a sealed secret or a digest.
+   */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `ukiyo ${purpose}`, 32));
   }
 }
 

@@ -8,6 +8,7 @@ import {
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
+import { checkPublishCredential, isPublishCredential } from '../auth/publish-credentials.ts';
 import type { RateRule, Verdict } from '../auth/rate-limits.ts';
 import type { ServerDeps } from '../operations/context.ts';
 import { originOfUrl } from '../services/cache.ts';
@@ -42,18 +43,27 @@ function rateLimitHeaders(c: Context, verdict: Verdict): void {
   if (!verdict.allowed) c.header('Retry-After', seconds);
 }
 
+type Resolution =
+  { principal: TokenPrincipal } | { principal?: undefined; refused: 401 | 403; error: string };
+
+/** The encoded API token of the Authorization header, one indexed read. */
+async function tokenOf(deps: BearerDeps, c: Context): Promise<Resolution> {
+  const principal = await resolveBearer(deps.db, c.req.header('authorization'));
+  return principal ? { principal } : { refused: 401, error: 'invalid or missing API token' };
+}
+
 /**
- * Bearer-token authentication for the public APIs (cache, live, WHIP): an encoded API token of
- * the organization, holding `permission`. Failures answer `{ok: false, error}` with 401 or 403.
- * The token is looked up first (one indexed read), so a valid token is never refused for what
- * others sent from its address: bad or missing tokens count only against their address
- * (BAD_TOKENS_PER_ADDRESS, then 429 for further bad ones), and a valid token only against its
- * own budget for this API, per minute, in memory or Redis (see RateLimits), never the database.
+ * The bearer check around `resolve`. A valid principal is never refused for what others sent
+ * from its address: bad or missing bearers (401) count only against their address
+ * (BAD_TOKENS_PER_ADDRESS, then 429 for further bad ones), and a valid principal only against
+ * its own budget for this API, per minute, in memory or Redis (see RateLimits), never the
+ * database. Failures answer `{ok: false, error}`.
  */
-export function bearerAuth(
+function guarded(
   deps: BearerDeps,
   permission: number,
   budget: TokenBudget,
+  resolve: (c: Context) => Promise<Resolution>,
 ): MiddlewareHandler<PublicEnv> {
   const perToken: RateRule = { points: deps.config[CALLS_PER_MINUTE[budget]], seconds: 60 };
   const tooMany = (c: Context, verdict: Verdict) => {
@@ -61,15 +71,19 @@ export function bearerAuth(
     return c.json({ ok: false, error: 'too many requests' }, 429);
   };
   return async (c, next) => {
-    const principal = await resolveBearer(deps.db, c.req.header('authorization'));
-    if (!principal) {
-      const address = clientAddress(c, deps.config);
-      const verdict = await deps.limits.take('api-bad-token', BAD_TOKENS_PER_ADDRESS, address);
-      if (!verdict.allowed) return tooMany(c, verdict);
-      c.header('WWW-Authenticate', 'Bearer');
-      return c.json({ ok: false, error: 'invalid or missing API token' }, 401);
+    const resolved = await resolve(c);
+    if (!resolved.principal) {
+      const { refused, error } = resolved;
+      if (refused === 401) {
+        const address = clientAddress(c, deps.config);
+        const verdict = await deps.limits.take('api-bad-token', BAD_TOKENS_PER_ADDRESS, address);
+        if (!verdict.allowed) return tooMany(c, verdict);
+        c.header('WWW-Authenticate', 'Bearer');
+      }
+      return c.json({ ok: false, error }, refused);
     }
-    const verdict = await deps.limits.take(`api-token:${budget}`, perToken, String(principal.tokenId));
+    const { principal } = resolved;
+    const verdict = await deps.limits.take(`api-token:${budget}`, perToken, principal.limitKey);
     if (!verdict.allowed) return tooMany(c, verdict);
     rateLimitHeaders(c, verdict);
     if (!principalHolds(principal, permission)) {
@@ -78,6 +92,38 @@ export function bearerAuth(
     c.set('principal', principal);
     await next();
   };
+}
+
+/**
+ * Bearer-token authentication for the public APIs (cache, live, WHIP): an encoded API token of
+ * the organization, holding `permission`, looked up first.
+ */
+export function bearerAuth(
+  deps: BearerDeps,
+  permission: number,
+  budget: TokenBudget,
+): MiddlewareHandler<PublicEnv> {
+  return guarded(deps, permission, budget, (c) => tokenOf(deps, c));
+}
+
+/** What WHIP's check needs: the bearer check's deps and the key publish credentials are signed under. */
+export type PublishAuthDeps = BearerDeps & Pick<ServerDeps, 'secrets'>;
+
+/**
+ * WHIP's check on `/whip/{channel}…`: an API token holding the live permission, as bearerAuth
+ * takes it, or a publish credential the console issued for that channel (publish-credentials.ts),
+ * which has a WHIP budget of its own as a token has.
+ */
+export function publishAuth(deps: PublishAuthDeps): MiddlewareHandler<PublicEnv> {
+  return guarded(deps, Permission.channel, 'whip', async (c) => {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    if (!bearer || !isPublishCredential(bearer)) return tokenOf(deps, c);
+    const check = await checkPublishCredential(deps.db, deps.secrets, bearer, c.req.param('channel') ?? '');
+    if (check.principal) return check;
+    return check.refused === 'another channel'
+      ? { refused: 403, error: 'the publish credential is for another channel' }
+      : { refused: 401, error: 'invalid or expired publish credential' };
+  });
 }
 
 async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boolean) {

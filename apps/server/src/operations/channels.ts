@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Rendition } from '@ukiyo/contract';
 import type { Selectable } from 'kysely';
+import { issuePublishCredential } from '../auth/publish-credentials.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
@@ -119,11 +120,26 @@ export function liveBaseUrl(config: Config): string {
   return (config.LIVE_PUBLIC_URL ?? `http://localhost:${config.LIVE_PORT}`).replace(/\/+$/, '');
 }
 
+/**
+ * A publisher's claim on a channel whose heartbeat is older than this was left by a process that
+ * died: live processes may take the channel over, and the console no longer shows it on air.
+ */
+export const PUBLISHER_STALE_MS = 30_000;
+
+/** The Sora signaling URL under a live base URL: what the live API reports as `sora_url`. */
+export function soraSignalingUrl(liveBase: string): string {
+  return `${liveBase.replace(/^http/, 'ws')}/signaling`;
+}
+
 export function presentChannel(row: ChannelRow, config: Config) {
   return {
     id: row.id,
     createdAt: row.created_at.toISOString(),
     activeConnectionCount: row.active_connections,
+    onAir:
+      row.active_connections > 0 &&
+      row.heartbeat_at !== null &&
+      row.heartbeat_at.getTime() > Date.now() - PUBLISHER_STALE_MS,
     hlsUrl: row.playlist_url,
     status: row.status === 'deleting' ? ('deleting' as const) : ('normal' as const),
     settings: {
@@ -136,6 +152,7 @@ export function presentChannel(row: ChannelRow, config: Config) {
       connectionId: row.connection_id,
       kid: row.kid,
       whipUrl: `${liveBaseUrl(config)}/whip/${row.id}`,
+      soraUrl: soraSignalingUrl(liveBaseUrl(config)),
     },
   };
 }
@@ -165,6 +182,18 @@ export const channelHandlers: Handlers = {
       throw new AppError('not found');
     }
     return {};
+  },
+
+  'channel.publish_credential': async ({ channelId }, context) => {
+    const organizationId = organizationOf(context).id;
+    const channel = await findChannel(context.deps.db, organizationId, channelId);
+    if (!channel || channel.status === 'deleting') throw new AppError('not found');
+    const { credential, expiresAt } = issuePublishCredential(
+      context.deps.secrets,
+      organizationId,
+      channel.id,
+    );
+    return { credential, expiresAt: expiresAt.toISOString() };
   },
 
   'channel.statistics': async (input, context) => {

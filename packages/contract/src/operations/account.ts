@@ -75,6 +75,17 @@ export const accountOperations = {
     permission: Permission.channel,
     organizationKind: 'live',
   }),
+  /**
+   * A short-lived bearer credential for the console's browser publisher: WHIP POST and DELETE of
+   * this one channel of the caller's organization until `expiresAt`, nothing else.
+   */
+  'channel.publish_credential': operation('channel.publish_credential', {
+    input: z.object({ channelId: requiredText(64) }),
+    output: z.object({ credential: z.string(), expiresAt: z.string() }),
+    access: 'organization',
+    permission: Permission.channel,
+    organizationKind: 'live',
+  }),
   /** WebRTC ingest and HLS delivery per channel over a period (/livestreaming, /statistics). */
   'channel.statistics': operation('channel.statistics', {
     input: z.object({ from: isoDateTime(), to: isoDateTime() }),

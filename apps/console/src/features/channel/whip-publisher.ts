@@ -1,6 +1,7 @@
 /**
- * A WHIP (RFC 9725) publisher: one POST of the SDP offer with the bearer token, the answer back
- * with a Location naming the session, DELETE on that Location to stop.
+ * A WHIP (RFC 9725) publisher: one POST of the SDP offer with a bearer credential, the answer
+ * back with a Location naming the session, DELETE on that Location to stop. The credential is
+ * asked for at each request, since a short-lived one taken at the start may be gone at the end.
  */
 export class WhipPublisher {
   private peer: RTCPeerConnection | null = null;
@@ -8,7 +9,7 @@ export class WhipPublisher {
 
   constructor(
     private readonly endpoint: string,
-    private readonly token: string,
+    private readonly credential: () => Promise<string>,
   ) {}
 
   async start(stream: MediaStream): Promise<void> {
@@ -19,7 +20,7 @@ export class WhipPublisher {
     await iceGatheringComplete(peer);
     const response = await fetch(this.endpoint, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${this.token}` },
+      headers: { 'Content-Type': 'application/sdp', Authorization: `Bearer ${await this.credential()}` },
       body: peer.localDescription?.sdp ?? '',
     });
     if (response.status !== 201) throw new WhipError(response.status, (await response.text()).trim());
@@ -33,10 +34,13 @@ export class WhipPublisher {
     this.peer = null;
     const location = this.location;
     this.location = null;
+    // Without the DELETE (signed out, network gone) the closed peer connection still ends the session.
     if (location) {
-      await fetch(location, { method: 'DELETE', headers: { Authorization: `Bearer ${this.token}` } }).catch(
-        () => undefined,
-      );
+      await this.credential()
+        .then((bearer) =>
+          fetch(location, { method: 'DELETE', headers: { Authorization: `Bearer ${bearer}` } }),
+        )
+        .catch(() => undefined);
     }
   }
 }

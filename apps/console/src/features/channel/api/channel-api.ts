@@ -26,6 +26,11 @@ function useChannelMutation<Name extends 'channel.add' | 'channel.delete'>(name:
 export const useAddChannel = () => useChannelMutation('channel.add');
 export const useDeleteChannel = () => useChannelMutation('channel.delete');
 
+/** A short-lived WHIP credential for the channel, from the signed-in session (the browser publisher's). */
+export async function publishCredential(channelId: string): Promise<string> {
+  return (await callApi('channel.publish_credential', { channelId })).credential;
+}
+
 export function useChannelStatistics(period: MonthPeriod) {
   return useQuery({
     queryKey: ['channel.statistics', period.from, period.to],

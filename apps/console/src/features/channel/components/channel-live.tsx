@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
+import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
@@ -8,17 +9,78 @@ import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { paths } from '../../../app/routes.ts';
+import { CopyButton } from '../../../components/copy-button.tsx';
+import { ApiError } from '../../../lib/api-client.ts';
+import { useApiErrorHandler } from '../../../lib/api-errors.ts';
+import { publishCredential } from '../api/channel-api.ts';
 import { WhipError, WhipPublisher, testPatternStream } from '../whip-publisher.ts';
 import type { ChannelView } from './channel-types.ts';
 
 type Source = 'pattern' | 'camera';
 
-/** Publishes the camera or a test pattern to the channel over WHIP, from this browser. */
-function Publisher({ whipUrl }: { whipUrl: string }) {
+/** A URL of the channel's liveParams (a free-form record in the contract), or ''. */
+function liveParam(channel: ChannelView, name: 'whipUrl' | 'soraUrl'): string {
+  const value = channel.liveParams[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** Whether the channel has a publisher now (channel.list's onAir, polled every few seconds). */
+export function OnAirBadge({ onAir }: { onAir: boolean }) {
   const { t } = useTranslation();
+  return (
+    <Badge bg={onAir ? 'danger' : 'secondary'} data-testid="channel-on-air" data-on-air={onAir}>
+      {t(onAir ? 'channel.onAir' : 'channel.offAir')}
+    </Badge>
+  );
+}
+
+/** Where other software publishes to the channel: WHIP, or Sora signaling with the channel id. */
+function PublishInfo({ channel }: { channel: ChannelView }) {
+  const { t } = useTranslation();
+  const items = [
+    { label: t('channel.whipUrl'), value: liveParam(channel, 'whipUrl'), testId: 'channel-whip-url' },
+    { label: t('channel.soraUrl'), value: liveParam(channel, 'soraUrl'), testId: 'channel-sora-url' },
+    { label: t('channel.id'), value: channel.id, testId: 'channel-info-id' },
+  ];
+  return (
+    <Card className="shadow-sm border-0 mb-4" data-testid="channel-publish-info">
+      <Card.Body>
+        <div className="d-flex align-items-center gap-2 mb-2">
+          <h3 className="h6 mb-0">{t('channel.publishInfoTitle')}</h3>
+          <OnAirBadge onAir={channel.onAir} />
+        </div>
+        <p className="small text-body-secondary">
+          {t('channel.publishInfoLead')} <Link to={paths.tokenNew()}>{t('nav.tokens')}</Link>
+        </p>
+        <dl className="mb-0">
+          {items.map(({ label, value, testId }) => (
+            <div key={testId} className="mb-2">
+              <dt className="small">{label}</dt>
+              <dd className="d-flex gap-2 align-items-start mb-0">
+                <code className="text-break" data-testid={testId}>
+                  {value}
+                </code>
+                <span className="text-nowrap">
+                  <CopyButton text={value} testId={`${testId}-copy`} />
+                </span>
+              </dd>
+            </div>
+          ))}
+        </dl>
+      </Card.Body>
+    </Card>
+  );
+}
+
+/**
+ * Publishes the camera or a test pattern to the channel over WHIP, from this browser, with
+ * short-lived credentials of the signed-in session (channel.publish_credential): no API token.
+ */
+function Publisher({ channelId, whipUrl }: { channelId: string; whipUrl: string }) {
+  const { t } = useTranslation();
+  const handleError = useApiErrorHandler();
   const preview = useRef<HTMLVideoElement>(null);
   const session = useRef<{ publisher: WhipPublisher; stop: () => void } | null>(null);
-  const [token, setToken] = useState('');
   const [source, setSource] = useState<Source>('pattern');
   const [state, setState] = useState<'idle' | 'starting' | 'live'>('idle');
   const [problem, setProblem] = useState<string | null>(null);
@@ -50,17 +112,19 @@ function Publisher({ whipUrl }: { whipUrl: string }) {
         ? { stream: media, stop: () => media.getTracks().forEach((track) => track.stop()) }
         : testPatternStream();
       if (preview.current) preview.current.srcObject = captured.stream;
-      const publisher = new WhipPublisher(whipUrl, token.trim());
+      const publisher = new WhipPublisher(whipUrl, () => publishCredential(channelId));
       session.current = { publisher, stop: captured.stop };
       await publisher.start(captured.stream);
       setState('live');
     } catch (error) {
       await stop();
-      setProblem(
-        error instanceof WhipError
-          ? t('channel.publishRefused', { status: error.status, reason: error.reason })
-          : t('channel.publishFailed'),
-      );
+      if (error instanceof ApiError) handleError(error, { action: 'channel' });
+      else
+        setProblem(
+          error instanceof WhipError
+            ? t('channel.publishRefused', { status: error.status, reason: error.reason })
+            : t('channel.publishFailed'),
+        );
     }
   };
 
@@ -68,24 +132,7 @@ function Publisher({ whipUrl }: { whipUrl: string }) {
     <Card className="shadow-sm border-0 h-100">
       <Card.Body>
         <h3 className="h6">{t('channel.publishTitle')}</h3>
-        <p className="small text-body-secondary">
-          {t('channel.publishLead')} <code className="text-break">{whipUrl}</code>
-        </p>
-        <Form.Group className="mb-2" controlId="channel-publish-token">
-          <Form.Label className="small">{t('channel.publishToken')}</Form.Label>
-          <Form.Control
-            size="sm"
-            type="password"
-            autoComplete="off"
-            value={token}
-            onChange={(event) => setToken(event.target.value)}
-            disabled={state !== 'idle'}
-            data-testid="channel-publish-token"
-          />
-          <Form.Text>
-            {t('channel.publishTokenHelp')} <Link to={paths.tokenNew()}>{t('nav.tokens')}</Link>
-          </Form.Text>
-        </Form.Group>
+        <p className="small text-body-secondary">{t('channel.publishLead')}</p>
         <div className="mb-2">
           {(['pattern', 'camera'] as const).map((value) => (
             <Form.Check
@@ -107,12 +154,7 @@ function Publisher({ whipUrl }: { whipUrl: string }) {
           </Alert>
         )}
         {state === 'idle' ? (
-          <Button
-            size="sm"
-            disabled={!token.trim()}
-            onClick={() => void start()}
-            data-testid="channel-publish-start"
-          >
+          <Button size="sm" onClick={() => void start()} data-testid="channel-publish-start">
             {t('channel.publishStart')}
           </Button>
         ) : (
@@ -192,15 +234,19 @@ function Player({ url }: { url: string | null }) {
   );
 }
 
-/** The open channel: publish to it from this browser and watch its HLS output side by side. */
+/**
+ * The open channel: where to publish to it, whether it is on air, and publishing to it from this
+ * browser beside its HLS output.
+ */
 export function ChannelLive({ channel }: { channel: ChannelView }) {
   const { t } = useTranslation();
-  const whipUrl = typeof channel.liveParams.whipUrl === 'string' ? channel.liveParams.whipUrl : '';
+  const whipUrl = liveParam(channel, 'whipUrl');
   return (
     <section className="mt-4" data-testid="channel-live">
       <h2 className="h5">{t('channel.liveTitle', { id: channel.id })}</h2>
+      <PublishInfo channel={channel} />
       <Row className="g-4">
-        <Col lg={6}>{whipUrl && <Publisher whipUrl={whipUrl} />}</Col>
+        <Col lg={6}>{whipUrl && <Publisher channelId={channel.id} whipUrl={whipUrl} />}</Col>
         <Col lg={6}>
           <Player url={channel.hlsUrl} />
         </Col>

@@ -24,7 +24,7 @@ import { flash } from '../../../lib/flash.ts';
 import { formatDateTime } from '../../../lib/format.ts';
 import { useAddChannel, useChannels, useDeleteChannel } from '../api/channel-api.ts';
 import { DEFAULT_LADDER, renditionsOf, rungFieldOf, rungSummary, type RungForm } from '../ladder.ts';
-import { ChannelLive } from './channel-live.tsx';
+import { ChannelLive, OnAirBadge } from './channel-live.tsx';
 import type { ChannelView } from './channel-types.ts';
 import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
@@ -313,7 +313,10 @@ function Channels() {
                 )}
               </td>
               <td>
-                <StatusBadge channel={channel} />
+                <span className="d-inline-flex flex-wrap gap-1">
+                  <StatusBadge channel={channel} />
+                  {channel.onAir && <OnAirBadge onAir />}
+                </span>
               </td>
               <td className="small">
                 {hls.map((rendition, index) => (
