@@ -54,4 +54,8 @@ VOLUME /data
 # console, edge HTTP, edge HTTPS (custom domains), live, metrics and probes
 EXPOSE 8080 8081 8443 8082 9464
 STOPSIGNAL SIGTERM
+# Liveness on the operations port (METRICS_PORT, 9464 unless changed): the process answers;
+# readiness (/readyz: database, disk, origins) is for the load balancer, not for restarts.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.METRICS_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "--import", "tsx", "apps/server/src/main.ts"]
