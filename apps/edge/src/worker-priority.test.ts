@@ -19,6 +19,9 @@ describe('WorkerPriority', () => {
     }
     await running;
     expect(lowered).toBeGreaterThan(0);
+    // libvips may start more workers after the first look found some, as the service's periodic
+    // looks would see: one more look takes them.
+    priority.lower();
     const workers = readdirSync('/proc/self/task').filter(
       (tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'latin1').trim() === 'libvips worker',
     );
