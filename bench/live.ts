@@ -23,8 +23,8 @@ import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Permission } from '@ukiyo/contract';
-import { pino } from 'pino';
 import { createLive } from '../apps/live/src/index.ts';
+import { onAirLog } from '../apps/live/test/on-air-log.ts';
 import { publish } from '../apps/live/test/publisher.ts';
 import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
@@ -241,25 +241,7 @@ async function main() {
   const { deps, database } = await createServerDeps(config);
   // Each session logs "publisher on air" with its first keyframe, when its first segment is
   // listed: kept by channel; warnings and errors still reach stderr.
-  const firstKeyframes = new Map<string, number>();
-  const log = pino(
-    { level: 'info' },
-    {
-      write(line: string) {
-        const entry = JSON.parse(line) as {
-          level: number;
-          msg: string;
-          time: number;
-          channelId?: string;
-          keyframeToSegmentMs?: number;
-        };
-        if (entry.msg === 'publisher on air' && entry.channelId && entry.keyframeToSegmentMs != null) {
-          firstKeyframes.set(entry.channelId, entry.time - entry.keyframeToSegmentMs);
-        }
-        if (entry.level >= 40) process.stderr.write(line);
-      },
-    },
-  );
+  const { log, firstKeyframes } = onAirLog(40);
   const live = await createLive({ ...deps, log }, { dir: join(dataDir, 'live') });
   await new Promise<void>((resolve) => live.server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(live.server.address() as { port: number }).port}`;

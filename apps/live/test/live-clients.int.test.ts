@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
 import { apiToken, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { onAirLog } from './on-air-log.ts';
 import { publish, type Publisher } from './publisher.ts';
 
 const T = {
@@ -64,31 +64,15 @@ const SHAPES: [string, (sdp: string) => string][] = [
  */
 const ON_AIR_BOUND_MS = 3000;
 
+/** The werift test publisher's stream in these tests: small, so three run at once with ease. */
+const SMALL_VP8 = { codec: 'vp8', width: 320, height: 180, fps: 15 } as const;
+
 describe('live publishers of other shapes and stacks', () => {
   let server: TestServer;
   let live: LiveUnderTest;
   let token: string;
   const publishers: Publisher[] = [];
-  /** Wall clock of each channel's first keyframe, from the session's "publisher on air" log. */
-  const firstKeyframes = new Map<string, number>();
-  const log = pino(
-    { level: 'info' },
-    {
-      write(line: string) {
-        const entry = JSON.parse(line) as {
-          level: number;
-          msg: string;
-          time: number;
-          channelId?: string;
-          keyframeToSegmentMs?: number | null;
-        };
-        if (entry.msg === 'publisher on air' && entry.channelId && entry.keyframeToSegmentMs != null) {
-          firstKeyframes.set(entry.channelId, entry.time - entry.keyframeToSegmentMs);
-        }
-        if (entry.level >= 50) process.stderr.write(line);
-      },
-    },
-  );
+  const { log, firstKeyframes } = onAirLog(50);
   /** Listed (ListPlaylistURLs answering the URL, as the test saw it) minus the first keyframe. */
   const onAirAfter = (stack: string, channelId: string, listedAt: number) => {
     const keyframeAt = firstKeyframes.get(channelId);
@@ -149,10 +133,7 @@ describe('live publishers of other shapes and stacks', () => {
     const publisher = await publish({
       whipUrl: whip(channelId),
       token,
-      codec: 'vp8',
-      width: 320,
-      height: 180,
-      fps: 15,
+      ...SMALL_VP8,
       offer,
     });
     publishers.push(publisher);
@@ -232,10 +213,7 @@ describe('live publishers of other shapes and stacks', () => {
     const publisher = await publish({
       whipUrl: whip(channelId),
       token,
-      codec: 'vp8',
-      width: 320,
-      height: 180,
-      fps: 15,
+      ...SMALL_VP8,
     });
     publishers.push(publisher);
     expect(publisher.status).toBe(201);
