@@ -8,7 +8,9 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings } from '@ukiyo/server';
 import { loadDestination, type Destination } from './archive.ts';
-import { PublishSession, WhipError, type IceSettings, type SessionTimings } from './session.ts';
+import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
+import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
+import { PublishSession, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { LiveDeps } from './types.ts';
@@ -19,7 +21,7 @@ export interface CoreOptions {
   dir: string;
   /** Base of the URLs reported to clients (playlists). */
   publicUrl: string;
-  timings: SessionTimings;
+  timings: LiveTimings;
   ice: IceSettings;
   /** A claim on a channel whose holder stopped refreshing it for this long is free again. */
   staleClaimMs: number;
@@ -27,6 +29,8 @@ export interface CoreOptions {
   /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
   internalUrl?: string;
 }
+
+export type LiveTimings = SessionTimings & WebRtcTimings;
 
 /** How long a peer's address for a channel is remembered (a new publisher may move it). */
 const PEER_LOOKUP_TTL_MS = 2_000;
@@ -98,18 +102,29 @@ export class LiveCore {
     return [...this.hosted.values()].filter((hosted) => hosted.session).length;
   }
 
-  /** Starts a publisher on a channel of the organization; answers the SDP offer. */
+  /** A WebRTC publisher's ingest, not yet negotiated (WHIP, Sora signaling). */
+  webRtcIngest(protocol: IngestProtocol): WebRtcIngest {
+    return new WebRtcIngest(protocol, this.options.ice, this.options.timings, this.log);
+  }
+
+  /**
+   * Starts a publisher on a channel of the organization: checks the channel and the auth
+   * webhook, claims the channel, runs `connect` (the ingest's negotiation: an SDP answer, a
+   * stream key's check) and encodes the ingest's media into the channel's HLS ladder.
+   */
   async publish(
     organizationId: number,
     channelId: string,
-    offer: string,
-  ): Promise<{ connectionId: string; answer: string }> {
+    ingest: Ingest,
+    connect: () => Promise<void>,
+  ): Promise<{ connectionId: string }> {
     const { db } = this.deps;
     const channel = await findChannel(db, organizationId, channelId);
-    if (!channel || channel.status !== 'normal') throw new WhipError(404, 'no such channel');
+    if (!channel || channel.status !== 'normal') throw new PublishError(404, 'no such channel');
     const renditions = renditionsOf(channel);
-    if (renditions.length === 0) throw new WhipError(409, 'the channel has no HLS renditions');
-    if (this.hosted.get(channelId)?.session) throw new WhipError(409, 'the channel already has a publisher');
+    if (renditions.length === 0) throw new PublishError(409, 'the channel has no HLS renditions');
+    if (this.hosted.get(channelId)?.session)
+      throw new PublishError(409, 'the channel already has a publisher');
     const connectionId = randomBytes(10).toString('hex');
     if (
       channel.auth_webhook_url &&
@@ -117,11 +132,11 @@ export class LiveCore {
         channel_id: channelId,
         connection_id: connectionId,
         role: 'sendonly',
-        protocol: 'whip',
+        protocol: ingest.protocol,
         timestamp: new Date().toISOString(),
       }))
     ) {
-      throw new WhipError(403, 'refused by the auth webhook');
+      throw new PublishError(403, 'refused by the auth webhook');
     }
     const claimed = await db
       .updateTable('channels')
@@ -143,7 +158,7 @@ export class LiveCore {
         ]),
       )
       .executeTakeFirst();
-    if (claimed.numUpdatedRows === 0n) throw new WhipError(409, 'the channel already has a publisher');
+    if (claimed.numUpdatedRows === 0n) throw new PublishError(409, 'the channel already has a publisher');
 
     const hosted: Hosted = { organizationId, renditions, connectionId };
     this.hosted.set(channelId, hosted);
@@ -168,9 +183,8 @@ export class LiveCore {
         webhooks: this.webhooks,
         usage: this.usage,
         metrics: this.metrics,
-        log: this.log.child({ channelId, connectionId }),
+        log: this.log.child({ channelId, connectionId, protocol: ingest.protocol }),
         timings: this.options.timings,
-        ice: this.options.ice,
         archiveRetry: this.options.archiveRetry,
         onPlaylist: () =>
           void this.playlistReady(channel, connectionId).catch((error: unknown) =>
@@ -182,8 +196,11 @@ export class LiveCore {
       this.usage.connected(connectionId, channelId, organizationId);
       // Files of the channel's previous session go: one session's files at a time.
       await rm(join(this.options.dir, channelId), { recursive: true, force: true });
-      return { connectionId, answer: await session.negotiate(offer) };
+      await connect();
+      await session.start(ingest);
+      return { connectionId };
     } catch (error) {
+      await ingest.close();
       if (hosted.session) await hosted.session.stop('negotiation failed');
       else await this.release(channelId, connectionId);
       throw error;

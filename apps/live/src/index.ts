@@ -13,10 +13,9 @@ import {
   PUBLISHER_STALE_MS,
 } from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
-import { LiveCore } from './core.ts';
+import { LiveCore, type LiveTimings } from './core.ts';
 import { mountHls } from './hls.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';
-import type { SessionTimings } from './session.ts';
 import type { LiveDeps } from './types.ts';
 import { LiveUsage } from './usage.ts';
 import { Webhooks } from './webhooks.ts';
@@ -33,7 +32,7 @@ export interface LiveOptions {
   tickMs: number;
   usageFlushMs: number;
   staleClaimMs: number;
-  timings: SessionTimings;
+  timings: LiveTimings;
   webhookTimeoutMs: number;
   webhookAttempts: number;
   webhookBackoffMs: number;

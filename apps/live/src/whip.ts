@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
 import type { LiveCore } from './core.ts';
-import { WhipError } from './session.ts';
+import { PublishError } from './ingest/ingest.ts';
 
 const CHANNEL = '[0-9a-f]{1,64}';
 
@@ -24,7 +24,7 @@ export function mountWhip(app: Hono<LiveEnv>, auth: MiddlewareHandler<LiveEnv>, 
     }),
   );
   const refuse = (c: Context, error: unknown) => {
-    if (error instanceof WhipError)
+    if (error instanceof PublishError)
       return errorResponse(c, new LiveApiError(error.status as 400, error.message));
     throw error;
   };
@@ -44,10 +44,15 @@ export function mountWhip(app: Hono<LiveEnv>, auth: MiddlewareHandler<LiveEnv>, 
         return errorResponse(c, new LiveApiError(400, 'the body is not an SDP offer'));
       const channelId = c.req.param('channel');
       try {
-        const { connectionId, answer } = await core.publish(
+        const ingest = core.webRtcIngest('whip');
+        let answer = '';
+        const { connectionId } = await core.publish(
           c.get('principal').organizationId,
           channelId,
-          offer,
+          ingest,
+          async () => {
+            answer = await ingest.answer(offer);
+          },
         );
         return c.body(answer, 201, {
           'Content-Type': 'application/sdp',

@@ -45,9 +45,13 @@ describe('HLS ladder', () => {
   });
 
   it('encodes each rendition with a GOP of one segment, its profile and bitrate', () => {
-    const args = ffmpegArgs({ renditions: [hd, small], dir: '/d', withAudio: true, keyInfoFile: '/k' }).join(
-      ' ',
-    );
+    const args = ffmpegArgs({
+      input: ['-i', 'pipe:0'],
+      renditions: [hd, small],
+      dir: '/d',
+      withAudio: true,
+      keyInfoFile: '/k',
+    }).join(' ');
     expect(args).toContain('[0:v]split=2[s0][s1]');
     expect(args).toContain('[s1]fps=15,scale=640:360:force_original_aspect_ratio=decrease,pad=640:360');
     expect(args).toContain(
@@ -59,7 +63,7 @@ describe('HLS ladder', () => {
     expect(args).toContain(
       '-hls_flags independent_segments+delete_segments+temp_file+periodic_rekey -hls_segment_type mpegts -hls_key_info_file /k -hls_segment_filename /d/1/seg%d.ts /d/1/index.m3u8',
     );
-    const clear = ffmpegArgs({ renditions: [hd], dir: '/d', withAudio: false });
+    const clear = ffmpegArgs({ input: ['-i', 'pipe:0'], renditions: [hd], dir: '/d', withAudio: false });
     expect(clear).not.toContain('0:a');
     expect(clear).toContain('independent_segments+delete_segments+temp_file');
   });

@@ -2,8 +2,9 @@ import type { Rendition, VideoCodec } from '@ukiyo/contract';
 
 /**
  * The HLS ladder of one publisher as ffmpeg arguments and playlists (pure: unit-tested).
- * One ffmpeg reads the publisher's WebM from stdin and writes one HLS output per rendition, each
- * with its own segment length, into `{dir}/{index}/`; the master playlist is ours.
+ * One ffmpeg reads the publisher's media (the ingest's: WebM, FLV or MPEG-TS) and writes one HLS
+ * output per rendition, each with its own segment length, into `{dir}/{index}/`; the master
+ * playlist is ours.
  */
 
 /** H.264 levels: max frame size and max macroblock rate (ITU-T H.264 table A-1). */
@@ -53,6 +54,8 @@ export function variantBandwidth(rendition: Rendition, withAudio: boolean): numb
 }
 
 export interface LadderInput {
+  /** ffmpeg's input options and URL (the ingest's). */
+  input: string[];
   renditions: Rendition[];
   /** Where `{index}/index.m3u8` and `{index}/seg{n}.ts` are written. */
   dir: string;
@@ -79,25 +82,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
     '-nostats',
     '-loglevel',
     'error',
-    // The stream starts at the publisher's first keyframe (session.ts holds everything before
-    // it back), so probing ends as soon as that keyframe is decoded: -fpsprobesize 0 skips the
-    // frame rate guess that otherwise reads 40 frames (WebM's millisecond time base doubles
-    // ffmpeg's 20), 2.7 s at 15 fps. No +nobuffer: it discards the packets read while probing,
-    // that first keyframe among them, and the decoder then waits for the publisher's next one
-    // (9 s with aiortc, its picture duplicated back to time 0). -analyzeduration 0 would mean
-    // ffmpeg's default of 5 s, not none.
-    '-fflags',
-    '+genpts',
-    '-fpsprobesize',
-    '0',
-    '-analyzeduration',
-    '1000000',
-    '-probesize',
-    '1000000',
-    '-f',
-    'webm',
-    '-i',
-    'pipe:0',
+    ...input.input,
     '-filter_complex',
     filters.join(';'),
   ];

@@ -1,0 +1,333 @@
+import type { Writable } from 'node:stream';
+import type { Logger } from 'pino';
+import {
+  RTCPeerConnection,
+  RtcpPayloadSpecificFeedback,
+  useFIR,
+  useH264,
+  useNACK,
+  useOPUS,
+  usePLI,
+  useREMB,
+  useVP8,
+  type MediaStreamTrack,
+  type RTCRtpTransceiver,
+} from 'werift';
+import {
+  DepacketizeCallback,
+  JitterBufferCallback,
+  RtpSourceCallback,
+  RtpTimeCallback,
+  WebmCallback,
+} from 'werift/nonstandard';
+import { sendCloseNotify } from './close-notify.ts';
+import { PublishError, type Ingest, type IngestProtocol, type IngestSink } from './ingest.ts';
+
+/** Where publishers' media may arrive: LIVE_ICE_PORT_RANGE and LIVE_ICE_ADDRESSES. */
+export interface IceSettings {
+  portRange?: [number, number];
+  additionalHostAddresses: string[];
+}
+
+export interface WebRtcTimings {
+  /**
+   * Keyframe requests (PLI, and FIR where the publisher offered it): at the first video packet,
+   * again at most this often while video arrives without a keyframe, then every pliSteadyMs
+   * for recovery.
+   */
+  pliStartMs: number;
+  pliSteadyMs: number;
+  iceGatheringTimeoutMs: number;
+}
+
+type MediaKind = 'audio' | 'video';
+
+/** The m-sections of an offer the publisher sends on. */
+function offeredMedia(sdp: string): MediaKind[] {
+  const sections = sdp.split(/\r?\n(?=m=)/).slice(1);
+  const kinds: MediaKind[] = [];
+  for (const section of sections) {
+    const kind = /^m=(\w+) (\d+)/.exec(section);
+    if (!kind || kind[2] === '0') continue;
+    if (kind[1] !== 'audio' && kind[1] !== 'video')
+      throw new PublishError(400, `unsupported m-section ${kind[1]}`);
+    if (/^a=(recvonly|inactive)\s*$/m.test(section)) continue;
+    kinds.push(kind[1]);
+  }
+  return kinds;
+}
+
+const ICE_UFRAG = /^a=ice-ufrag:.*$/m;
+const ICE_PWD = /^a=ice-pwd:.*$/m;
+
+/**
+ * RFC 8843: the m-sections of a BUNDLE group share one transport, and its ICE credentials are
+ * those of the group's first (tagged) m-section. aiortc gives every m-section credentials of its
+ * own; werift applies each section's in turn to the one shared ICE agent, restarting it on each
+ * change and keeping the last, so every check and consent request it sends would carry the
+ * wrong ones. The other bundled sections get the tagged section's credentials.
+ */
+function bundledCredentials(offer: string): string {
+  const [session = '', ...sections] = offer.split(/(?=^m=)/m);
+  const mids = /^a=group:BUNDLE[ \t]+(.*)$/m.exec(session)?.[1]?.trim().split(/\s+/) ?? [];
+  const midOf = (section: string) => /^a=mid:(\S+)/m.exec(section)?.[1] ?? '';
+  const tagged = sections.find((section) => midOf(section) === mids[0]);
+  const ufrag = tagged && ICE_UFRAG.exec(tagged)?.[0];
+  const pwd = tagged && ICE_PWD.exec(tagged)?.[0];
+  // Credentials at session level only are shared by every section already.
+  if (!ufrag || !pwd) return offer;
+  const shared = (section: string) =>
+    mids.includes(midOf(section))
+      ? section.replace(ICE_UFRAG, () => ufrag).replace(ICE_PWD, () => pwd)
+      : section;
+  return session + sections.map(shared).join('');
+}
+
+const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
+
+/**
+ * RFC 5104 FIR (payload-specific feedback, FMT 4) for one SSRC. werift does not export its own,
+ * whose length field is one word short.
+ */
+class FirFeedback {
+  readonly count = 4;
+  readonly length = 4; // 32-bit words after the RTCP header's first: sender, media, one FCI entry
+  constructor(
+    private readonly senderSsrc: number,
+    private readonly ssrc: number,
+    private readonly sequence: number,
+  ) {}
+
+  serialize(): Buffer {
+    const packet = Buffer.alloc(16);
+    packet.writeUInt32BE(this.senderSsrc, 0);
+    packet.writeUInt32BE(0, 4); // media source: unused by FIR
+    packet.writeUInt32BE(this.ssrc, 8);
+    packet[12] = this.sequence & 0xff;
+    return packet;
+  }
+}
+
+/** What we accept for video: werift's defaults plus FIR, answered only when the offer has it. */
+const VIDEO_FEEDBACK = () => ({ rtcpFeedback: [useNACK(), usePLI(), useREMB(), useFIR()] });
+
+/**
+ * ffmpeg reads the WebM this ingest writes. It starts at the publisher's first keyframe, audio
+ * and video together (see start()), so probing ends as soon as that keyframe is decoded:
+ * -fpsprobesize 0 skips the frame rate guess that otherwise reads 40 frames (WebM's millisecond
+ * time base doubles ffmpeg's 20), 2.7 s at 15 fps. No +nobuffer: it discards the packets read
+ * while probing, that first keyframe among them, and the decoder then waits for the publisher's
+ * next one (9 s with aiortc, its picture duplicated back to time 0). -analyzeduration 0 would
+ * mean ffmpeg's default of 5 s, not none.
+ */
+const WEBM_INPUT = [
+  '-fflags',
+  '+genpts',
+  '-fpsprobesize',
+  '0',
+  '-analyzeduration',
+  '1000000',
+  '-probesize',
+  '1000000',
+  '-f',
+  'webm',
+  '-i',
+  'pipe:0',
+];
+
+/**
+ * A WebRTC publisher (WHIP, or Sora signaling): a werift peer connection receiving H.264 or VP8
+ * and Opus, its RTP turned into a WebM stream (jitter buffer, depacketizer) for ffmpeg's stdin.
+ * A pipe rather than RTP over UDP to ffmpeg: nothing is lost or reordered between the two, and
+ * ffmpeg needs no ports or SDP file.
+ */
+export class WebRtcIngest implements Ingest {
+  readonly ffmpegInput = WEBM_INPUT;
+  withAudio = false;
+  private pc: RTCPeerConnection | undefined;
+  private video: MediaStreamTrack | undefined;
+  private audio: MediaStreamTrack | undefined;
+  private sink: IngestSink | undefined;
+  private sources: RtpSourceCallback[] = [];
+  private webm: WebmCallback | undefined;
+  private keyframeTimer: NodeJS.Timeout | undefined;
+  private keyframeSeen = false;
+  private closed = false;
+
+  constructor(
+    readonly protocol: IngestProtocol,
+    private readonly ice: IceSettings,
+    private readonly timings: WebRtcTimings,
+    private readonly log: Logger,
+  ) {}
+
+  /** Takes the publisher's SDP offer and answers it, every ICE candidate included (no trickle). */
+  async answer(offer: string): Promise<string> {
+    const kinds = offeredMedia(offer);
+    const videos = kinds.filter((kind) => kind === 'video').length;
+    const audios = kinds.filter((kind) => kind === 'audio').length;
+    if (videos !== 1 || audios > 1) {
+      throw new PublishError(400, 'the offer must send one video track and at most one audio track');
+    }
+    this.withAudio = audios === 1;
+    const pc = new RTCPeerConnection({
+      codecs: { video: [useH264(VIDEO_FEEDBACK()), useVP8(VIDEO_FEEDBACK())], audio: [useOPUS()] },
+      // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
+      // same machine) need it. Behind NAT the host's public address is announced as well.
+      iceAdditionalHostAddresses: ['127.0.0.1', ...this.ice.additionalHostAddresses],
+      ...(this.ice.portRange ? { icePortRange: this.ice.portRange } : {}),
+      bundlePolicy: 'max-bundle',
+    });
+    this.pc = pc;
+    const tracks: MediaStreamTrack[] = [];
+    pc.onTrack.subscribe((track) => void tracks.push(track));
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'failed' || state === 'closed') this.sink?.ended(`connection ${state}`);
+    });
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: bundledCredentials(offer) });
+      for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
+      await pc.setLocalDescription(await pc.createAnswer());
+    } catch (error) {
+      // werift's parser refusing the offer is the publisher's mistake, not ours.
+      throw new PublishError(
+        400,
+        `unusable SDP offer: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    this.video = tracks.find((track) => track.kind === 'video');
+    this.audio = tracks.find((track) => track.kind === 'audio');
+    if (!this.video || !WEBM_CODECS[this.videoCodec]) {
+      throw new PublishError(400, 'the offer has no H.264 or VP8 video');
+    }
+    if (this.withAudio && this.audio?.codec?.name.toLowerCase() !== 'opus') {
+      throw new PublishError(400, 'the offer has no Opus audio');
+    }
+    await this.gathered(pc);
+    return pc.localDescription!.sdp;
+  }
+
+  private get videoCodec(): string {
+    return this.video?.codec?.name.toLowerCase() ?? '';
+  }
+
+  private gathered(pc: RTCPeerConnection): Promise<void> {
+    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.timings.iceGatheringTimeoutMs);
+      pc.iceGatheringStateChange.subscribe((state) => {
+        if (state === 'complete') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+  }
+
+  start(stdin: Writable, sink: IngestSink): void {
+    const { pc, video } = this;
+    if (!pc || !video) throw new Error('start() before answer()');
+    this.sink = sink;
+    const audio = this.withAudio ? this.audio : undefined;
+    const codec = WEBM_CODECS[this.videoCodec]!;
+    const keyframes = this.keyframeRequests(pc, video);
+    const webm = new WebmCallback(
+      [
+        { kind: 'video', codec, clockRate: 90000, trackNumber: 1 },
+        ...(audio
+          ? [{ kind: 'audio' as const, codec: 'OPUS' as const, clockRate: 48000, trackNumber: 2 }]
+          : []),
+      ],
+      { duration: 24 * 3_600_000 },
+    );
+    this.webm = webm;
+    webm.pipe(async (output) => {
+      if (output.saveToFile && !stdin.destroyed) stdin.write(output.saveToFile);
+    });
+    const videoSource = new RtpSourceCallback();
+    video.onReceiveRtp.subscribe((rtp) => {
+      sink.received(rtp.payload.length + rtp.header.serializeSize);
+      // Until the first keyframe every packet may ask again (rate-limited): no slow timer.
+      if (!this.keyframeSeen) keyframes.ask();
+      videoSource.input(rtp.clone());
+    });
+    const jitter = new JitterBufferCallback(90000, { latency: 100 });
+    const videoTime = new RtpTimeCallback(90000);
+    const videoDepacketizer = new DepacketizeCallback(codec, {
+      isFinalPacketInSequence: (header) => header.marker,
+    });
+    videoSource.pipe(jitter.input);
+    jitter.pipe(videoTime.input);
+    videoTime.pipe(videoDepacketizer.input);
+    // ffmpeg's input starts at the first keyframe, audio and video together: nothing for its
+    // probing to wait on or guess from, and no audio-only prefix (the WebM writer drops video
+    // before its first keyframe but not audio).
+    videoDepacketizer.pipe((input) => {
+      if (input.frame?.isKeyframe && !this.keyframeSeen) {
+        this.keyframeSeen = true;
+        sink.keyframe();
+      }
+      webm.inputVideo(input);
+    });
+    this.sources.push(videoSource);
+    if (audio) {
+      const audioSource = new RtpSourceCallback();
+      audio.onReceiveRtp.subscribe((rtp) => {
+        sink.received(rtp.payload.length + rtp.header.serializeSize);
+        audioSource.input(rtp.clone());
+      });
+      const audioTime = new RtpTimeCallback(48000);
+      const audioDepacketizer = new DepacketizeCallback('OPUS');
+      audioSource.pipe(audioTime.input);
+      audioTime.pipe(audioDepacketizer.input);
+      audioDepacketizer.pipe((input) => {
+        if (!input.frame || this.keyframeSeen) webm.inputAudio(input);
+      });
+      this.sources.push(audioSource);
+    }
+  }
+
+  /**
+   * Keyframe requests: the transcode starts at the publisher's first keyframe, so one is asked
+   * for with the first video packet and again (at most every pliStartMs) while video keeps
+   * arriving without one; after it, every pliSteadyMs for recovery. PLI always, FIR as well
+   * when the publisher's offer has `ccm fir` (some encoders answer only that).
+   */
+  private keyframeRequests(pc: RTCPeerConnection, video: MediaStreamTrack): { ask(): void } {
+    const transceiver = pc.getTransceivers().find((t: RTCRtpTransceiver) => t.receiver.track === video);
+    const fir = video.codec?.rtcpFeedback.some((f) => f.type === 'ccm' && f.parameter === 'fir') ?? false;
+    let last = 0;
+    let firSequence = 0;
+    const ask = () => {
+      const interval = this.keyframeSeen ? this.timings.pliSteadyMs : this.timings.pliStartMs;
+      if (Date.now() - last < interval || video.ssrc === undefined || !transceiver || this.closed) return;
+      last = Date.now();
+      const receiver = transceiver.receiver;
+      receiver.sendRtcpPLI(video.ssrc).catch(() => {});
+      if (fir) {
+        const request = new RtcpPayloadSpecificFeedback({
+          // werift's feedback type is a union of its own classes; FIR is serialized as one.
+          feedback: new FirFeedback(receiver.rtcpSsrc, video.ssrc, firSequence++) as never,
+        });
+        receiver.dtlsTransport?.sendRtcp([request]).catch(() => {});
+      }
+    };
+    this.keyframeTimer = setInterval(ask, this.timings.pliSteadyMs);
+    return { ask };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keyframeTimer);
+    for (const source of this.sources) source.destroy();
+    this.webm?.destroy();
+    if (this.pc) {
+      // The publisher learns of the end at once, not when its consent checks expire.
+      await sendCloseNotify(this.pc).catch((error: unknown) =>
+        this.log.warn({ err: error }, 'could not send the DTLS close alert'),
+      );
+      await this.pc.close().catch(() => {});
+    }
+  }
+}
