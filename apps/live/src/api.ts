@@ -20,7 +20,7 @@ import {
   listChannels,
   publishAuth,
   refusePrivateUrls,
-  soraSignalingUrl,
+  ingestEndpoints,
   type TokenPrincipal,
 } from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
@@ -69,15 +69,14 @@ type Implementations = {
 
 const notFound = (what: string) => new LiveApiError(404, `${what} not found`);
 
-function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Implementations {
+function implementations(deps: LiveDeps, core: LiveCore): Implementations {
   const { db, secrets } = deps;
   const allowPrivate = deps.config.ALLOW_PRIVATE_ORIGINS;
-  const soraUrl = soraSignalingUrl(publicUrl);
   const createChannel = async (
     organizationId: number,
     request: LiveRequest<'ImageFlux_20200316.CreateMultistreamChannel'>,
     ladder: Pick<Parameters<typeof createChannelRecord>[3], 'hls' | 'encryptKeyUri'>,
-  ): Promise<{ channel_id: string; sora_url: string }> => {
+  ): Promise<LiveResponse<'ImageFlux_20200316.CreateMultistreamChannel'>> => {
     const webhooks = {
       auth_webhook_url: request.auth_webhook_url,
       event_webhook_url: request.event_webhook_url,
@@ -88,7 +87,16 @@ function implementations(deps: LiveDeps, core: LiveCore, publicUrl: string): Imp
       authWebhookUrl: webhooks.auth_webhook_url,
       eventWebhookUrl: webhooks.event_webhook_url,
     });
-    return { channel_id: row.id, sora_url: soraUrl };
+    const ingest = ingestEndpoints(deps.config, secrets, row.id);
+    return {
+      channel_id: row.id,
+      sora_url: ingest.soraUrl,
+      whip_url: ingest.whipUrl,
+      rtmp_url: ingest.rtmpUrl,
+      rtmps_url: ingest.rtmpsUrl,
+      stream_key: ingest.streamKey,
+      srt_url: ingest.srtUrl,
+    };
   };
   return {
     'ImageFlux_20200316.CreateMultistreamChannelWithHLS': (request, organizationId) =>
@@ -184,9 +192,8 @@ export function mountLiveApi(
   deps: LiveDeps,
   auth: MiddlewareHandler<LiveEnv>,
   core: LiveCore,
-  publicUrl: string,
 ): void {
-  const operations = implementations(deps, core, publicUrl);
+  const operations = implementations(deps, core);
   const handler = async (c: Context<LiveEnv>) => {
     const target = c.req.header('x-sora-target') ?? '';
     if (!isLiveTarget(target)) {

@@ -129,7 +129,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   });
   mountWhip(app, liveAuth(deps, 'whip'), core);
   mountHls(app, { core, usage, metrics, viewers, config: deps.config, log });
-  mountLiveApi(app, deps, liveAuth(deps, 'live'), core, options.publicUrl);
+  mountLiveApi(app, deps, liveAuth(deps, 'live'), core);
   app.onError((error, c) => {
     log.error({ err: error }, 'live request failed');
     return c.json({ ok: false, error: 'internal error' }, 500);

@@ -107,8 +107,28 @@ describe('live API', () => {
       tokenA,
     );
     expect(created.status).toBe(200);
-    expect(Object.keys(created.body).sort()).toEqual(['channel_id', 'sora_url']);
+    expect(Object.keys(created.body).sort()).toEqual([
+      'channel_id',
+      'rtmp_url',
+      'rtmps_url',
+      'sora_url',
+      'srt_url',
+      'stream_key',
+      'whip_url',
+    ]);
+    const channelId = created.body.channel_id as string;
     expect(created.body.sora_url).toMatch(/^ws:\/\/.*\/signaling$/);
+    expect(created.body.whip_url).toMatch(new RegExp(`^http://.*/whip/${channelId}$`));
+    expect(created.body.rtmp_url).toMatch(/^rtmp:\/\/[^/]+:\d+\/live$/);
+    expect(created.body.rtmps_url).toBeNull();
+    // The stream key names its channel and carries the channel's secret, which the SRT URL's
+    // passphrase repeats.
+    const [keyChannel, secret] = (created.body.stream_key as string).split('.');
+    expect(keyChannel).toBe(channelId);
+    expect(secret).toMatch(/^[\w-]{32}$/);
+    expect(created.body.srt_url).toMatch(
+      new RegExp(`^srt://[^/]+:\\d+\\?streamid=${channelId}&passphrase=${secret}$`),
+    );
     const row = await server.deps.db
       .selectFrom('channels')
       .selectAll()

@@ -13,7 +13,7 @@ const optionalUrl = z
   .pipe(z.url().optional());
 
 /** The runtime contract of docs/architecture.md, parsed once at start-up. */
-const ConfigSchema = z.object({
+const ConfigFields = z.object({
   PORT: port(8080),
   EDGE_PORT: port(8081),
   /** HTTPS image delivery for custom domains with an uploaded certificate (chosen by SNI). */
@@ -66,6 +66,17 @@ const ConfigSchema = z.object({
         .map((address) => address.trim())
         .filter(Boolean),
     ),
+  /** RTMP ingest (`rtmp://{LIVE_PUBLIC_URL host}:{port}/live/{stream key}`). */
+  LIVE_RTMP_PORT: port(1935),
+  /**
+   * RTMPS ingest: RTMP in TLS with this certificate and key (PEM files), for encoders that
+   * publish to `rtmps://`. Unset: no RTMPS.
+   */
+  LIVE_RTMPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  LIVE_RTMPS_CERT_FILE: z.string().optional(),
+  LIVE_RTMPS_KEY_FILE: z.string().optional(),
+  /** SRT ingest, UDP (`srt://{LIVE_PUBLIC_URL host}:{port}?streamid={channel_id}&passphrase=...`). */
+  LIVE_SRT_PORT: port(8890),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,
@@ -125,6 +136,12 @@ const ConfigSchema = z.object({
   /** How long a console server waits for every edge to answer a cache call over Redis. */
   CACHE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
 });
+
+const ConfigSchema = ConfigFields.refine(
+  (config) =>
+    config.LIVE_RTMPS_PORT === undefined || (config.LIVE_RTMPS_CERT_FILE && config.LIVE_RTMPS_KEY_FILE),
+  { path: ['LIVE_RTMPS_PORT'], message: 'needs LIVE_RTMPS_CERT_FILE and LIVE_RTMPS_KEY_FILE' },
+);
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string };
 

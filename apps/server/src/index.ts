@@ -30,16 +30,17 @@ export type { TokenPrincipal } from './auth/api-tokens.ts';
 export type { RateLimits } from './auth/rate-limits.ts';
 export { AppError } from './http/app-error.ts';
 export { bearerAuth, publishAuth } from './http/public-api.ts';
+export { channelOfStreamKey, channelStreamSecret } from './auth/stream-keys.ts';
 export { clientAddress } from './http/request.ts';
 export { refusePrivateUrls } from './services/public-hosts.ts';
 export {
   createChannelRecord,
   findChannel,
+  ingestEndpoints,
   listChannels,
   liveBaseUrl,
   markChannelDeleting,
   PUBLISHER_STALE_MS,
-  soraSignalingUrl,
   type ChannelRow,
   type ChannelSettings,
 } from './operations/channels.ts';

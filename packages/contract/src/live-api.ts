@@ -84,14 +84,28 @@ const webhooks = {
   event_webhook_url: optionalHttpUrl(),
 };
 
+/**
+ * A created channel: the reference's `channel_id` and `sora_url`, then where each other kind of
+ * publisher connects (WHIP; RTMP, RTMPS and SRT with the channel's stream key).
+ */
+const CreatedChannel = z.object({
+  channel_id: z.string(),
+  sora_url: z.string(),
+  whip_url: z.string(),
+  rtmp_url: z.string(),
+  rtmps_url: z.string().nullable(),
+  stream_key: z.string(),
+  srt_url: z.string(),
+});
+
 export const LIVE_TARGETS = {
   'ImageFlux_20200316.CreateMultistreamChannelWithHLS': {
     request: z.object({ hls: RenditionLadder, encrypt_key_uri: optionalHttpUrl(), ...webhooks }),
-    response: z.object({ channel_id: z.string(), sora_url: z.string() }),
+    response: CreatedChannel,
   },
   'ImageFlux_20200316.CreateMultistreamChannel': {
     request: z.object(webhooks),
-    response: z.object({ channel_id: z.string(), sora_url: z.string() }),
+    response: CreatedChannel,
   },
   'ImageFlux_20200207.ListPlaylistURLs': {
     request: z.object({ channel_id: channelId() }),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Rendition } from '@ukiyo/contract';
 import type { Selectable } from 'kysely';
 import { issuePublishCredential } from '../auth/publish-credentials.ts';
+import { channelStreamSecret, streamKeyOf } from '../auth/stream-keys.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
@@ -127,11 +128,37 @@ export function liveBaseUrl(config: Config): string {
 export const PUBLISHER_STALE_MS = 30_000;
 
 /** The Sora signaling URL under a live base URL: what the live API reports as `sora_url`. */
-export function soraSignalingUrl(liveBase: string): string {
+function soraSignalingUrl(liveBase: string): string {
   return `${liveBase.replace(/^http/, 'ws')}/signaling`;
 }
 
-export function presentChannel(row: ChannelRow, config: Config) {
+/** Where and how a channel's publishers connect, each kind of ingest. */
+export interface IngestEndpoints {
+  whipUrl: string;
+  soraUrl: string;
+  /** The RTMP server URL; the stream key goes after it (`{rtmpUrl}/{streamKey}`). */
+  rtmpUrl: string;
+  rtmpsUrl: string | null;
+  streamKey: string;
+  /** The whole SRT caller URL: stream id and passphrase included. */
+  srtUrl: string;
+}
+
+export function ingestEndpoints(config: Config, secrets: SecretBox, channelId: string): IngestEndpoints {
+  const base = liveBaseUrl(config);
+  const host = new URL(base).hostname;
+  const secret = channelStreamSecret(secrets, channelId);
+  return {
+    whipUrl: `${base}/whip/${channelId}`,
+    soraUrl: soraSignalingUrl(base),
+    rtmpUrl: `rtmp://${host}:${config.LIVE_RTMP_PORT}/live`,
+    rtmpsUrl: config.LIVE_RTMPS_PORT === undefined ? null : `rtmps://${host}:${config.LIVE_RTMPS_PORT}/live`,
+    streamKey: streamKeyOf(secrets, channelId),
+    srtUrl: `srt://${host}:${config.LIVE_SRT_PORT}?streamid=${channelId}&passphrase=${secret}`,
+  };
+}
+
+export function presentChannel(row: ChannelRow, config: Config, secrets: SecretBox) {
   return {
     id: row.id,
     createdAt: row.created_at.toISOString(),
@@ -151,8 +178,7 @@ export function presentChannel(row: ChannelRow, config: Config) {
     liveParams: {
       connectionId: row.connection_id,
       kid: row.kid,
-      whipUrl: `${liveBaseUrl(config)}/whip/${row.id}`,
-      soraUrl: soraSignalingUrl(liveBaseUrl(config)),
+      ...ingestEndpoints(config, secrets, row.id),
     },
   };
 }
@@ -160,7 +186,7 @@ export function presentChannel(row: ChannelRow, config: Config) {
 export const channelHandlers: Handlers = {
   'channel.list': async (_input, context) => {
     const rows = await listChannels(context.deps.db, organizationOf(context).id);
-    return { channels: rows.map((row) => presentChannel(row, context.deps.config)) };
+    return { channels: rows.map((row) => presentChannel(row, context.deps.config, context.deps.secrets)) };
   },
 
   'channel.add': async (input, context) => {
@@ -174,7 +200,7 @@ export const channelHandlers: Handlers = {
       organizationOf(context).id,
       input,
     );
-    return { channel: presentChannel(row, context.deps.config) };
+    return { channel: presentChannel(row, context.deps.config, context.deps.secrets) };
   },
 
   'channel.delete': async ({ id }, context) => {
