@@ -51,8 +51,8 @@ COPY --from=build /app/packages ./packages
 COPY --from=build /app/apps ./apps
 USER node
 VOLUME /data
-# console, edge HTTP, edge HTTPS (custom domains), live, metrics and probes
-EXPOSE 8080 8081 8443 8082 9464
+# console, edge HTTP, edge HTTPS (custom domains), live, RTMP ingest, SRT ingest, metrics and probes
+EXPOSE 8080 8081 8443 8082 1935 8890/udp 9464
 STOPSIGNAL SIGTERM
 # Liveness on the operations port (METRICS_PORT, 9464 unless changed): the process answers;
 # readiness (/readyz: database, disk, origins) is for the load balancer, not for restarts.

@@ -15,3 +15,7 @@ export const EDGE_PORT = Number(process.env.E2E_EDGE_PORT ?? Number(process.env.
 export const EDGE_TLS_PORT = Number(process.env.E2E_PORT ?? 18_480) + 2000;
 /** The live server's port (WHIP, HLS, live API): E2E_PORT + 3000, for the same reason. */
 export const LIVE_PORT = Number(process.env.E2E_PORT ?? 18_480) + 3000;
+/** The live server's RTMP ingest port: E2E_PORT + 4000, for the same reason. */
+export const LIVE_RTMP_PORT = Number(process.env.E2E_PORT ?? 18_480) + 4000;
+/** The live server's SRT ingest port (UDP): E2E_PORT + 5000, for the same reason. */
+export const LIVE_SRT_PORT = Number(process.env.E2E_PORT ?? 18_480) + 5000;

@@ -21,6 +21,8 @@ import {
   EDGE_PORT,
   EDGE_TLS_PORT,
   LIVE_PORT,
+  LIVE_RTMP_PORT,
+  LIVE_SRT_PORT,
   LIVE_USER,
   STATS_ORG,
   STATS_USER,
@@ -38,6 +40,8 @@ Object.assign(process.env, {
   EDGE_PORT: String(EDGE_PORT),
   EDGE_TLS_PORT: String(EDGE_TLS_PORT),
   LIVE_PORT: String(LIVE_PORT),
+  LIVE_RTMP_PORT: String(LIVE_RTMP_PORT),
+  LIVE_SRT_PORT: String(LIVE_SRT_PORT),
 });
 
 const config = loadConfig();

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { LIVE_PORT, LIVE_USER } from '../support/fixtures.ts';
+import { LIVE_PORT, LIVE_RTMP_PORT, LIVE_USER } from '../support/fixtures.ts';
 import { login, screenshot } from './helpers.ts';
 
 async function signIn(page: Page, language: 'ja' | 'en') {
@@ -16,6 +16,8 @@ async function publishScreenshots(page: Page, language: 'ja' | 'en') {
     [1280, 800],
   ] as const) {
     await page.setViewportSize({ width, height });
+    // Long URLs wrap inside their boxes: nothing widens the page.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
     await screenshot(page, `channel-publish/${language}-${width}x${height}`);
   }
 }
@@ -60,6 +62,22 @@ test.describe.serial('live channels', () => {
       await expect(page.getByTestId('flash-bar')).toContainText('クリップボードにコピーしました');
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(text);
     }
+    // Encoders: the RTMP server in clear, the stream key and the SRT URL hidden until shown.
+    await expect(info.getByTestId('channel-rtmp-url')).toHaveText(`rtmp://localhost:${LIVE_RTMP_PORT}/live`);
+    await expect(info.getByTestId('channel-rtmps-url')).toHaveCount(0);
+    const streamKey = info.getByTestId('channel-stream-key');
+    const srtUrl = info.getByTestId('channel-srt-url');
+    await expect(streamKey).not.toContainText(publishedChannel);
+    await expect(srtUrl).not.toContainText('srt://');
+    await info.getByTestId('channel-stream-key-copy').click();
+    const copiedKey = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copiedKey).toMatch(new RegExp(`^${publishedChannel}\\.[A-Za-z0-9_-]{32}$`));
+    await info.getByTestId('channel-stream-key-toggle').click();
+    await expect(streamKey).toHaveText(copiedKey);
+    await info.getByTestId('channel-srt-url-toggle').click();
+    await expect(srtUrl).toContainText(`srt://localhost:`);
+    await expect(srtUrl).toContainText(`streamid=${publishedChannel}`);
+    await expect(info.getByTestId('channel-obs-hint')).toContainText('OBS');
     const onAir = info.getByTestId('channel-on-air');
     await expect(onAir).toHaveAttribute('data-on-air', 'false');
     await expect(row.getByTestId('channel-on-air')).toHaveCount(0);

@@ -102,6 +102,23 @@ export class LiveCore {
     return [...this.hosted.values()].filter((hosted) => hosted.session).length;
   }
 
+  /**
+   * The organization publishing to a channel named by a stream key or SRT stream id (no bearer
+   * names it): the channel must be undeleted and its organization a live one.
+   */
+  async ownerOf(channelId: string): Promise<number> {
+    const row = await this.deps.db
+      .selectFrom('channels')
+      .innerJoin('organizations', 'organizations.id', 'channels.organization_id')
+      .select(['channels.organization_id', 'organizations.is_live'])
+      .where('channels.id', '=', channelId)
+      .where('channels.deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) throw new PublishError(404, 'no such channel');
+    if (!row.is_live) throw new PublishError(403, 'live streaming is not available for this organization');
+    return row.organization_id;
+  }
+
   /** A WebRTC publisher's ingest, not yet negotiated (WHIP, Sora signaling). */
   webRtcIngest(protocol: IngestProtocol): WebRtcIngest {
     return new WebRtcIngest(protocol, this.options.ice, this.options.timings, this.log);
@@ -109,14 +126,15 @@ export class LiveCore {
 
   /**
    * Starts a publisher on a channel of the organization: checks the channel and the auth
-   * webhook, claims the channel, runs `connect` (the ingest's negotiation: an SDP answer, a
-   * stream key's check) and encodes the ingest's media into the channel's HLS ladder.
+   * webhook (sent `metadata` when the publisher gave some), claims the channel, runs `connect`
+   * (the ingest's negotiation) and encodes the ingest's media into the channel's HLS ladder.
    */
   async publish(
     organizationId: number,
     channelId: string,
     ingest: Ingest,
-    connect: () => Promise<void>,
+    connect: (connectionId: string) => Promise<void>,
+    metadata?: unknown,
   ): Promise<{ connectionId: string }> {
     const { db } = this.deps;
     const channel = await findChannel(db, organizationId, channelId);
@@ -133,6 +151,7 @@ export class LiveCore {
         connection_id: connectionId,
         role: 'sendonly',
         protocol: ingest.protocol,
+        ...(metadata === undefined ? {} : { metadata }),
         timestamp: new Date().toISOString(),
       }))
     ) {
@@ -196,7 +215,7 @@ export class LiveCore {
       this.usage.connected(connectionId, channelId, organizationId);
       // Files of the channel's previous session go: one session's files at a time.
       await rm(join(this.options.dir, channelId), { recursive: true, force: true });
-      await connect();
+      await connect(connectionId);
       await session.start(ingest);
       return { connectionId };
     } catch (error) {

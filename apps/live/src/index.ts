@@ -1,4 +1,6 @@
 import type { Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
+import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -15,10 +17,14 @@ import {
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore, type LiveTimings } from './core.ts';
 import { mountHls } from './hls.ts';
+import type { RtmpTimings } from './ingest/rtmp.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';
+import { createRtmpServers } from './rtmp.ts';
+import { createSrtFront, type SrtFront, type SrtOptions } from './srt.ts';
 import type { LiveDeps } from './types.ts';
 import { LiveUsage } from './usage.ts';
 import { Webhooks } from './webhooks.ts';
+import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhip } from './whip.ts';
 
 export type { LiveDeps } from './types.ts';
@@ -33,6 +39,9 @@ export interface LiveOptions {
   usageFlushMs: number;
   staleClaimMs: number;
   timings: LiveTimings;
+  rtmp: RtmpTimings;
+  sora: SoraTimings;
+  srt: SrtOptions;
   webhookTimeoutMs: number;
   webhookAttempts: number;
   webhookBackoffMs: number;
@@ -47,6 +56,12 @@ export interface LiveOptions {
 export interface Live {
   /** WHIP ingest, HLS output and the live API; not yet listening. */
   server: Server;
+  /** RTMP ingest (LIVE_RTMP_PORT); not yet listening. */
+  rtmp: NetServer;
+  /** RTMPS ingest (LIVE_RTMPS_PORT) when configured; not yet listening. */
+  rtmps: TlsServer | undefined;
+  /** SRT ingest (LIVE_SRT_PORT, UDP); not yet bound. */
+  srt: SrtFront;
   /** Publisher sessions running in this process. */
   sessionCount(): number;
   /** This process's live metrics (merged into the process's /metrics by the entry point). */
@@ -72,6 +87,9 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
     mediaTimeoutMs: 10_000,
     iceGatheringTimeoutMs: 5_000,
   },
+  rtmp: { publishTimeoutMs: 5_000, keyframeTimeoutMs: 10_000 },
+  sora: { handshakeMs: 10_000, pingMs: 5_000 },
+  srt: { handshakeTimeoutMs: 5_000, maxCallers: 200, maxCallersPerAddress: 16 },
   webhookTimeoutMs: 5_000,
   webhookAttempts: 4,
   webhookBackoffMs: 500,
@@ -135,6 +153,9 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     return c.json({ ok: false, error: 'internal error' }, 500);
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const rtmp = createRtmpServers(deps, core, options.rtmp, log);
+  const signaling = mountSoraSignaling(server, deps, core, log, options.sora);
+  const srt = createSrtFront(deps, core, options.srt, log);
 
   usage.start(options.usageFlushMs);
   let ticking: Promise<void> = Promise.resolve();
@@ -149,6 +170,9 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
 
   return {
     server,
+    rtmp: rtmp.rtmp,
+    rtmps: rtmp.rtmps,
+    srt,
     sessionCount: () => core.sessionCount,
     metrics: metrics.registry,
     health: new Health({
@@ -161,7 +185,12 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       clearInterval(ticker);
       await ticking;
       await drainServer(server, 0);
+      await rtmp.close();
       await core.close();
+      // After the sessions: their SRT callers are told through the front's socket.
+      await srt.close();
+      for (const client of signaling.clients) client.terminate();
+      signaling.close();
       await webhooks.drain();
       await usage.stop();
       agents.http.destroy();

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Rendition } from '@ukiyo/contract';
 import type { Logger } from 'pino';
 import { ArchiveQueue, type Destination } from './archive.ts';
-import { decorateMediaPlaylist, ffmpegArgs, masterPlaylist, playlistSegments } from './hls/ladder.ts';
+import {
+  decorateMediaPlaylist,
+  ffmpegArgs,
+  mapsAudio,
+  masterPlaylist,
+  playlistSegments,
+  STREAMS_PLAYLIST,
+} from './hls/ladder.ts';
 import type { Ingest } from './ingest/ingest.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
@@ -199,10 +206,9 @@ export class PublishSession {
       }
     }
     if (!this.playlistReady && !this.ending && this.seen.every((segments) => segments.size > 0)) {
-      await writeFile(
-        join(this.hlsDir, 'master.m3u8'),
-        masterPlaylist(this.options.renditions, this.ingest?.withAudio ?? false),
-      );
+      const withAudio = this.ingest?.withAudio ?? (await this.ffmpegMapsAudio());
+      if (withAudio === undefined) return;
+      await writeFile(join(this.hlsDir, 'master.m3u8'), masterPlaylist(this.options.renditions, withAudio));
       this.playlistReady = true;
       this.onAir.firstSegmentAt = Date.now();
       const { offerAt, firstPacketAt, firstKeyframeAt, firstSegmentAt } = this.onAir;
@@ -219,6 +225,12 @@ export class PublishSession {
       );
       this.options.onPlaylist();
     }
+  }
+
+  /** Whether ffmpeg mapped audio, from its own master playlist; undefined until it is written. */
+  private async ffmpegMapsAudio(): Promise<boolean | undefined> {
+    const playlist = await readFile(join(this.hlsDir, '0', STREAMS_PLAYLIST), 'utf8').catch(() => '');
+    return mapsAudio(playlist);
   }
 
   private archivePath(index: number, name: string): string {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import type { Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +10,7 @@ import { randomToken, tokenDigest } from '../../server/src/crypto/tokens.ts';
 import type { Config } from '../../server/src/config.ts';
 import type { TestServer } from '../../server/test/harness.ts';
 import { createLive, type Live, type LiveOptions } from '../src/index.ts';
+import { freePort } from './ports.ts';
 
 export const run = promisify(execFile);
 
@@ -35,6 +36,12 @@ export async function apiToken(
 export interface LiveUnderTest {
   live: Live;
   baseUrl: string;
+  /** `rtmp://127.0.0.1:{port}/live`, the port the RTMP server listens on (LIVE_RTMP_PORT). */
+  rtmpUrl: string;
+  /** The same for RTMPS, when the environment gives its certificate and key files. */
+  rtmpsUrl: string | undefined;
+  /** The UDP port the SRT front is bound to (a free one, not LIVE_SRT_PORT). */
+  srtPort: number;
   dir: string;
   /** Calls the live API: `X-Sora-Target` and a JSON body. */
   call(
@@ -44,18 +51,11 @@ export interface LiveUnderTest {
   ): Promise<{ status: number; body: Record<string, unknown> & { error?: string } }>;
 }
 
-/** A free loopback port, known before a server is created (its internal URL names it). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /**
  * A live server over the test database, listening on a loopback port that is also its internal
- * URL (so several act as a fleet), its files in a temp dir.
+ * URL (so several act as a fleet), its files in a temp dir. Its RTMP server (and RTMPS server,
+ * with LIVE_RTMPS_CERT_FILE and LIVE_RTMPS_KEY_FILE) listens on free ports set as LIVE_RTMP_PORT
+ * and LIVE_RTMPS_PORT, so the ingest endpoints it reports name them.
  */
 export async function startLive(
   server: TestServer,
@@ -67,20 +67,33 @@ export async function startLive(
   const baseUrl = `http://127.0.0.1:${port}`;
   const { db, secrets, log, limits } = server.deps;
   // The tests poll ListPlaylistURLs far faster than customers are allowed to.
+  const rtmps = Boolean(environment.LIVE_RTMPS_CERT_FILE);
   const config = {
     ...server.deps.config,
     ALLOW_PRIVATE_ORIGINS: true,
     LIVE_API_RATE_PER_MINUTE: 1_000_000,
+    LIVE_RTMP_PORT: await freePort(),
+    LIVE_RTMPS_PORT: rtmps ? await freePort() : undefined,
     ...environment,
   };
   const live = await createLive(
     { db, secrets, log, config, limits },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
-  await new Promise<void>((resolve) => live.server.listen(port, '127.0.0.1', resolve));
+  const listening = (target: NetServer | undefined, on: number | undefined) =>
+    new Promise<void>((resolve) => (target ? target.listen(on, '127.0.0.1', resolve) : resolve()));
+  await Promise.all([
+    listening(live.server, port),
+    listening(live.rtmp, config.LIVE_RTMP_PORT),
+    listening(live.rtmps, config.LIVE_RTMPS_PORT),
+  ]);
+  const srtPort = await live.srt.listen(0, '127.0.0.1');
   return {
     live,
     baseUrl,
+    rtmpUrl: `rtmp://127.0.0.1:${config.LIVE_RTMP_PORT}/live`,
+    rtmpsUrl: live.rtmps ? `rtmps://127.0.0.1:${config.LIVE_RTMPS_PORT}/live` : undefined,
+    srtPort,
     dir,
     async call(target, body, token) {
       const response = await fetch(`${baseUrl}/`, {

@@ -2,11 +2,17 @@ import { pino, type Logger } from 'pino';
 
 /**
  * A logger for a live process under test or bench that keeps each channel's first keyframe
- * (wall clock, ms) from the session's "publisher on air" line, written when its first segment
- * is listed; lines at `stderrLevel` and above still reach stderr.
+ * (wall clock, ms) and the time from it to the first segment (ms) from the session's
+ * "publisher on air" line, written when its first segment is listed; lines at `stderrLevel` and
+ * above still reach stderr.
  */
-export function onAirLog(stderrLevel: number): { log: Logger; firstKeyframes: Map<string, number> } {
+export function onAirLog(stderrLevel: number): {
+  log: Logger;
+  firstKeyframes: Map<string, number>;
+  keyframeToSegment: Map<string, number>;
+} {
   const firstKeyframes = new Map<string, number>();
+  const keyframeToSegment = new Map<string, number>();
   const log = pino(
     { level: 'info' },
     {
@@ -20,10 +26,11 @@ export function onAirLog(stderrLevel: number): { log: Logger; firstKeyframes: Ma
         };
         if (entry.msg === 'publisher on air' && entry.channelId && entry.keyframeToSegmentMs != null) {
           firstKeyframes.set(entry.channelId, entry.time - entry.keyframeToSegmentMs);
+          keyframeToSegment.set(entry.channelId, entry.keyframeToSegmentMs);
         }
         if (entry.level >= stderrLevel) process.stderr.write(line);
       },
     },
   );
-  return { log, firstKeyframes };
+  return { log, firstKeyframes, keyframeToSegment };
 }

@@ -29,9 +29,9 @@ export type { ServerDeps } from './operations/context.ts';
 export type { TokenPrincipal } from './auth/api-tokens.ts';
 export type { RateLimits } from './auth/rate-limits.ts';
 export { AppError } from './http/app-error.ts';
-export { bearerAuth, publishAuth } from './http/public-api.ts';
+export { authorizePublisher, bearerAuth, countBadCredential, publishAuth } from './http/public-api.ts';
 export { channelOfStreamKey, channelStreamSecret } from './auth/stream-keys.ts';
-export { clientAddress } from './http/request.ts';
+export { addressOf, clientAddress } from './http/request.ts';
 export { refusePrivateUrls } from './services/public-hosts.ts';
 export {
   createChannelRecord,

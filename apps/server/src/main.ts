@@ -28,6 +28,16 @@ const live = await createLive(deps);
 live.server.listen(config.LIVE_PORT, config.HOST, () => {
   console.log(`Ukiyo live (WHIP ingest, HLS, live API): http://localhost:${config.LIVE_PORT}/`);
 });
+live.rtmp.listen(config.LIVE_RTMP_PORT, config.HOST, () => {
+  console.log(`Ukiyo live (RTMP ingest): rtmp://localhost:${config.LIVE_RTMP_PORT}/live/{stream key}`);
+});
+live.rtmps?.listen(config.LIVE_RTMPS_PORT, config.HOST, () => {
+  console.log(`Ukiyo live (RTMPS ingest): rtmps://localhost:${config.LIVE_RTMPS_PORT}/live/{stream key}`);
+});
+await live.srt.listen(config.LIVE_SRT_PORT, config.HOST);
+console.log(
+  `Ukiyo live (SRT ingest, UDP): srt://localhost:${config.LIVE_SRT_PORT}?streamid={channel id}&passphrase={stream secret}`,
+);
 
 const registry = processRegistry('all-in-one', [edge.metrics, live.metrics]);
 // Readiness of the whole process: the console's checks, the edge's and live's.

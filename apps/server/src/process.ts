@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Health } from './http/health.ts';
@@ -35,7 +35,7 @@ export async function startOps(
   health: Health,
   port: number,
   host: string,
-): Promise<{ server: Server; port: number }> {
+): Promise<{ server: HttpServer; port: number }> {
   const server = createOpsServer(registry, health);
   return { server, port: await listen(server, port, host) };
 }

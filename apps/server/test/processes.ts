@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
@@ -15,6 +16,15 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A free loopback UDP port (the SRT ingest's), as freePort is for TCP. */
+export async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
   return port;
 }
 
@@ -131,6 +141,7 @@ export async function processEnv(extra: Record<string, string>): Promise<Record<
     EDGE_PORT: String(await freePort()),
     EDGE_TLS_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
+    LIVE_SRT_PORT: String(await freeUdpPort()),
     DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-proc-')),
     LOG_LEVEL: 'warn',
     MALLOC_ARENA_MAX: '2',

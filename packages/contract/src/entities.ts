@@ -180,7 +180,20 @@ export const Channel = z.object({
   hlsUrl: z.string().nullable(),
   status: z.enum(['normal', 'deleting']),
   settings: z.record(z.string(), z.unknown()),
-  liveParams: z.record(z.string(), z.unknown()),
+  /** The publisher now (if any), the key id, and where encoders publish to the channel. */
+  liveParams: z.object({
+    connectionId: z.string().nullable(),
+    kid: z.string().nullable(),
+    whipUrl: z.string(),
+    soraUrl: z.string(),
+    /** RTMP server URL (`rtmp://{host}:{port}/live`); the stream key goes separately. */
+    rtmpUrl: z.string(),
+    /** The same over TLS, when the live server has RTMPS. */
+    rtmpsUrl: z.string().nullable(),
+    streamKey: z.string(),
+    /** SRT caller URL, streamid and passphrase included. */
+    srtUrl: z.string(),
+  }),
 });
 
 /** Live usage over a period: WebRTC ingest and HLS delivery. */

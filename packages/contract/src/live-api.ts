@@ -168,3 +168,46 @@ export const LiveErrorResponse = z.object({
 export function encryptKeyUrl(uri: string, kid: string): string {
   return `${uri}${uri.includes('?') ? '&' : '?'}kid=${encodeURIComponent(kid)}`;
 }
+
+/** Sora signaling's limit on one SDP (an offer of ours or a client's answer). */
+const sdp = () =>
+  z
+    .string()
+    .min(1)
+    .max(64 * 1024);
+
+/** `audio` / `video` of a connect message: on or off, or a codec and its parameters. */
+const SoraMedia = z.union([z.boolean(), z.object({ codec_type: z.string().max(16).optional() })]);
+
+/**
+ * Sora signaling (the WebSocket at `sora_url`): the client's first message. Fields of the
+ * Sora protocol this service does not use (simulcast, spotlight, data channels...) are accepted
+ * and ignored; `metadata.access_token` carries the publisher's bearer, as WHIP's header does.
+ */
+export const SoraConnectMessage = z.object({
+  type: z.literal('connect'),
+  role: z.enum(['sendonly', 'recvonly', 'sendrecv']),
+  channel_id: channelId(),
+  metadata: z.looseObject({ access_token: z.string().max(4096).optional() }).optional(),
+  audio: SoraMedia.optional(),
+  video: SoraMedia.optional(),
+  sdp: sdp().optional(),
+  sora_client: z.string().max(256).optional(),
+});
+export type SoraConnectMessage = z.infer<typeof SoraConnectMessage>;
+
+/** What a connected Sora client may send next. */
+export const SoraClientMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('answer'), sdp: sdp() }),
+  z.object({ type: z.literal('re-answer'), sdp: sdp() }),
+  z.object({
+    type: z.literal('candidate'),
+    candidate: z.string().max(1024),
+    sdpMid: z.string().max(64).nullish(),
+    sdpMLineIndex: z.number().int().min(0).max(64).nullish(),
+  }),
+  z.object({ type: z.literal('pong') }),
+  z.object({ type: z.literal('stats') }),
+  z.object({ type: z.literal('disconnect'), reason: z.string().max(256).optional() }),
+]);
+export type SoraClientMessage = z.infer<typeof SoraClientMessage>;

@@ -5,6 +5,7 @@ import {
   decorateMediaPlaylist,
   ffmpegArgs,
   h264Level,
+  mapsAudio,
   masterPlaylist,
   playlistSegments,
 } from './ladder.ts';
@@ -66,6 +67,31 @@ describe('HLS ladder', () => {
     const clear = ffmpegArgs({ input: ['-i', 'pipe:0'], renditions: [hd], dir: '/d', withAudio: false });
     expect(clear).not.toContain('0:a');
     expect(clear).toContain('independent_segments+delete_segments+temp_file');
+  });
+
+  it('maps audio if there is some when the ingest cannot tell, and has ffmpeg say which', () => {
+    const args = ffmpegArgs({
+      input: ['-i', 'srt://'],
+      renditions: [hd, small],
+      dir: '/d',
+      withAudio: undefined,
+    });
+    expect(args.filter((arg) => arg === '0:a?')).toHaveLength(2);
+    expect(args.filter((arg) => arg === '0:a')).toHaveLength(0);
+    expect(args.filter((arg) => arg === 'aac')).toHaveLength(2);
+    // ffmpeg's own master playlist beside the first rendition's only.
+    expect(args.join(' ')).toContain('-master_pl_name streams.m3u8 -hls_segment_filename /d/0/seg%d.ts');
+    expect(args.filter((arg) => arg === '-master_pl_name')).toHaveLength(1);
+    const known = ffmpegArgs({ input: ['-i', 'pipe:0'], renditions: [hd], dir: '/d', withAudio: true });
+    expect(known).toContain('0:a');
+    expect(known).not.toContain('-master_pl_name');
+
+    const written = (codecs: string) =>
+      `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=320x180,CODECS="${codecs}"\nindex.m3u8\n`;
+    expect(mapsAudio(written('avc1.64000d,mp4a.40.2'))).toBe(true);
+    expect(mapsAudio(written('avc1.64000d'))).toBe(false);
+    expect(mapsAudio('#EXTM3U\n#EXT-X-VERSION:3\n')).toBeUndefined();
+    expect(mapsAudio('')).toBeUndefined();
   });
 
   it('adds EXT-X-START to media playlists and lists their segments', () => {

@@ -59,13 +59,28 @@ export interface LadderInput {
   renditions: Rendition[];
   /** Where `{index}/index.m3u8` and `{index}/seg{n}.ts` are written. */
   dir: string;
-  withAudio: boolean;
+  /** Undefined: audio is mapped when the input has some, and ffmpeg says so (STREAMS_PLAYLIST). */
+  withAudio: boolean | undefined;
   /** ffmpeg's key info file (URI line, key file line, no IV line): AES-128 segments. */
   keyInfoFile?: string;
 }
 
 /** How many segments a media playlist lists; older ones are deleted a little later. */
 const LIST_SIZE = 10;
+
+/**
+ * ffmpeg's own master playlist of the first rendition, written beside its media playlist with
+ * its first segment (never served) when the ingest cannot tell whether audio comes: its CODECS
+ * say whether ffmpeg mapped any (see mapsAudio).
+ */
+export const STREAMS_PLAYLIST = 'streams.m3u8';
+
+/** Whether ffmpeg's master (STREAMS_PLAYLIST) lists audio; undefined before it lists its variant. */
+export function mapsAudio(streamsPlaylist: string): boolean | undefined {
+  const variant = /^#EXT-X-STREAM-INF:(.*)$/m.exec(streamsPlaylist)?.[1];
+  if (variant === undefined) return undefined;
+  return /CODECS="[^"]*mp4a\./.test(variant);
+}
 
 export function ffmpegArgs(input: LadderInput): string[] {
   const { renditions, dir } = input;
@@ -96,7 +111,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
     args.push(
       '-map',
       `[v${i}]`,
-      ...(input.withAudio ? ['-map', '0:a'] : []),
+      ...(input.withAudio === undefined ? ['-map', '0:a?'] : input.withAudio ? ['-map', '0:a'] : []),
       '-c:v',
       'libx264',
       '-preset',
@@ -123,7 +138,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
       '0',
       '-force_key_frames:v',
       `expr:gte(t,n_forced*${seconds})`,
-      ...(input.withAudio
+      ...(input.withAudio !== false
         ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000']
         : []),
       '-f',
@@ -147,6 +162,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
       '-hls_segment_type',
       'mpegts',
       ...(input.keyInfoFile ? ['-hls_key_info_file', input.keyInfoFile] : []),
+      ...(input.withAudio === undefined && i === 0 ? ['-master_pl_name', STREAMS_PLAYLIST] : []),
       '-hls_segment_filename',
       `${dir}/${i}/seg%d.ts`,
       `${dir}/${i}/index.m3u8`,

@@ -31,8 +31,12 @@ export interface Ingest {
   readonly protocol: IngestProtocol;
   /** ffmpeg's input options and URL: `pipe:0` when start() writes to ffmpeg's stdin. */
   readonly ffmpegInput: string[];
-  /** The publisher sends audio (known before ffmpeg starts). */
-  readonly withAudio: boolean;
+  /**
+   * The publisher sends audio, known before ffmpeg starts; undefined when only ffmpeg learns it
+   * (a container it reads itself): then audio is mapped if there is some, and the session asks
+   * ffmpeg which before it writes the master playlist.
+   */
+  readonly withAudio: boolean | undefined;
   /** Starts delivering media; `stdin` is ffmpeg's. */
   start(stdin: Writable, sink: IngestSink): void;
   /** Disconnects the publisher at once (it is told, where its protocol can say so). */

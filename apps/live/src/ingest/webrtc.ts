@@ -42,8 +42,17 @@ export interface WebRtcTimings {
 
 type MediaKind = 'audio' | 'video';
 
-/** The m-sections of an offer the publisher sends on. */
-function offeredMedia(sdp: string): MediaKind[] {
+/** The video codecs the ladder takes from WebRTC publishers. */
+export type VideoCodec = 'h264' | 'vp8';
+
+/** A server offer for Sora signaling, with the mids of its sections as Sora's offer names them. */
+export interface SoraOffer {
+  sdp: string;
+  mid: { video: string; audio?: string };
+}
+
+/** The m-sections of the publisher's offer or answer that it sends on. */
+function sendingMedia(sdp: string): MediaKind[] {
   const sections = sdp.split(/\r?\n(?=m=)/).slice(1);
   const kinds: MediaKind[] = [];
   for (const section of sections) {
@@ -83,7 +92,19 @@ function bundledCredentials(offer: string): string {
   return session + sections.map(shared).join('');
 }
 
-const WEBM_CODECS: Record<string, 'VP8' | 'MPEG4/ISO/AVC'> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
+type WebmVideoCodec = 'VP8' | 'MPEG4/ISO/AVC';
+const WEBM_CODECS: Record<string, WebmVideoCodec> = { vp8: 'VP8', h264: 'MPEG4/ISO/AVC' };
+
+/** The video payload types of an SDP answer whose codec the ladder takes (H.264, VP8). */
+export function webmCodecsByPayloadType(answer: string): Map<number, WebmVideoCodec> {
+  const section = answer.split(/\r?\n(?=m=)/).find((part) => part.startsWith('m=video '));
+  const codecs = new Map<number, WebmVideoCodec>();
+  for (const [, payloadType, name] of (section ?? '').matchAll(/^a=rtpmap:(\d+) ([^/\s]+)/gm)) {
+    const codec = WEBM_CODECS[name!.toLowerCase()];
+    if (codec) codecs.set(Number(payloadType), codec);
+  }
+  return codecs;
+}
 
 /**
  * RFC 5104 FIR (payload-specific feedback, FMT 4) for one SSRC. werift does not export its own,
@@ -106,6 +127,25 @@ class FirFeedback {
     packet[12] = this.sequence & 0xff;
     return packet;
   }
+}
+
+/**
+ * werift marks an H.264 frame as a keyframe only when one of its RTP packets is itself an IDR
+ * slice (single NAL or FU-A): a keyframe small enough for one STAP-A (SPS, PPS and the IDR
+ * slice aggregated, as encoders send small pictures) goes unmarked, and the WebM writer would
+ * drop it with everything up to the next one. The depacketized frame is Annex B: its NAL
+ * units' own types tell.
+ */
+export function withIdrMarked<T extends { frame?: { data: Buffer; isKeyframe: boolean } }>(input: T): T {
+  const frame = input.frame;
+  if (!frame || frame.isKeyframe) return input;
+  const data = frame.data;
+  for (let i = 0; i + 3 < data.length; i++) {
+    if (data[i] === 0 && data[i + 1] === 0 && data[i + 2] === 1 && (data[i + 3]! & 0x1f) === 5) {
+      return { ...input, frame: { ...frame, isKeyframe: true } };
+    }
+  }
+  return input;
 }
 
 /** What we accept for video: werift's defaults plus FIR, answered only when the offer has it. */
@@ -136,7 +176,7 @@ const WEBM_INPUT = [
 ];
 
 /**
- * A WebRTC publisher (WHIP, or Sora signaling): a werift peer connection receiving H.264 or VP8
+ * A WebRTC publisher (WHIP: it offers; Sora signaling: we offer): a werift peer connection receiving H.264 or VP8
  * and Opus, its RTP turned into a WebM stream (jitter buffer, depacketizer) for ffmpeg's stdin.
  * A pipe rather than RTP over UDP to ffmpeg: nothing is lost or reordered between the two, and
  * ffmpeg needs no ports or SDP file.
@@ -145,7 +185,10 @@ export class WebRtcIngest implements Ingest {
   readonly ffmpegInput = WEBM_INPUT;
   withAudio = false;
   private pc: RTCPeerConnection | undefined;
+  private readonly tracks: MediaStreamTrack[] = [];
   private video: MediaStreamTrack | undefined;
+  /** The answer's video payload types of codecs the ladder takes. */
+  private videoCodecs = new Map<number, WebmVideoCodec>();
   private audio: MediaStreamTrack | undefined;
   private sink: IngestSink | undefined;
   private sources: RtpSourceCallback[] = [];
@@ -153,6 +196,9 @@ export class WebRtcIngest implements Ingest {
   private keyframeTimer: NodeJS.Timeout | undefined;
   private keyframeSeen = false;
   private closed = false;
+  private markClosed!: () => void;
+  /** Settles once the ingest is closed: the session ended, for whatever reason. */
+  readonly ended = new Promise<void>((resolve) => (this.markClosed = resolve));
 
   constructor(
     readonly protocol: IngestProtocol,
@@ -161,17 +207,74 @@ export class WebRtcIngest implements Ingest {
     private readonly log: Logger,
   ) {}
 
-  /** Takes the publisher's SDP offer and answers it, every ICE candidate included (no trickle). */
+  /** WHIP: takes the publisher's SDP offer and answers it, every ICE candidate included. */
   async answer(offer: string): Promise<string> {
-    const kinds = offeredMedia(offer);
+    this.sentMedia('offer', offer);
+    const pc = this.createPeer('h264');
+    await this.describe('offer', async () => {
+      await pc.setRemoteDescription({ type: 'offer', sdp: bundledCredentials(offer) });
+      for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
+      await pc.setLocalDescription(await pc.createAnswer());
+    });
+    this.takeTracks(pc.localDescription!.sdp);
+    await this.gathered(pc);
+    return pc.localDescription!.sdp;
+  }
+
+  /**
+   * Sora signaling: the server offers to receive video (the codec asked for first) and, unless
+   * the client sends none, audio; every ICE candidate of ours is in the offer.
+   */
+  async offer(options: { audio: boolean; videoCodec: VideoCodec }): Promise<SoraOffer> {
+    const pc = this.createPeer(options.videoCodec);
+    const video = pc.addTransceiver('video', { direction: 'recvonly' });
+    const audio = options.audio ? pc.addTransceiver('audio', { direction: 'recvonly' }) : undefined;
+    await pc.setLocalDescription(await pc.createOffer());
+    await this.gathered(pc);
+    return {
+      sdp: pc.localDescription!.sdp,
+      mid: { video: video.mid ?? '', ...(audio ? { audio: audio.mid ?? '' } : {}) },
+    };
+  }
+
+  /** Sora signaling: the client's answer to offer(). */
+  async accept(answer: string): Promise<void> {
+    const pc = this.pc;
+    if (!pc) throw new Error('accept() before offer()');
+    this.sentMedia('answer', answer);
+    await this.describe('answer', () => pc.setRemoteDescription({ type: 'answer', sdp: answer }));
+    this.takeTracks(answer);
+  }
+
+  /** A trickled candidate of the publisher (Sora signaling's `candidate` message). */
+  async addCandidate(candidate: {
+    candidate: string;
+    sdpMid?: string;
+    sdpMLineIndex?: number;
+  }): Promise<void> {
+    await this.pc?.addIceCandidate(candidate).catch(() => {
+      // An unusable candidate costs the publisher that path only; ICE goes on with the others.
+    });
+  }
+
+  /** What the publisher's description says it sends: one video, at most one audio. */
+  private sentMedia(what: 'offer' | 'answer', sdp: string): void {
+    const kinds = sendingMedia(sdp);
     const videos = kinds.filter((kind) => kind === 'video').length;
     const audios = kinds.filter((kind) => kind === 'audio').length;
     if (videos !== 1 || audios > 1) {
-      throw new PublishError(400, 'the offer must send one video track and at most one audio track');
+      throw new PublishError(400, `the ${what} must send one video track and at most one audio track`);
     }
     this.withAudio = audios === 1;
+  }
+
+  private createPeer(firstVideoCodec: VideoCodec): RTCPeerConnection {
+    const video = { h264: useH264(VIDEO_FEEDBACK()), vp8: useVP8(VIDEO_FEEDBACK()) };
     const pc = new RTCPeerConnection({
-      codecs: { video: [useH264(VIDEO_FEEDBACK()), useVP8(VIDEO_FEEDBACK())], audio: [useOPUS()] },
+      codecs: {
+        video: firstVideoCodec === 'vp8' ? [video.vp8, video.h264] : [video.h264, video.vp8],
+        audio: [useOPUS()],
+      },
       // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
       // same machine) need it. Behind NAT the host's public address is announced as well.
       iceAdditionalHostAddresses: ['127.0.0.1', ...this.ice.additionalHostAddresses],
@@ -179,36 +282,34 @@ export class WebRtcIngest implements Ingest {
       bundlePolicy: 'max-bundle',
     });
     this.pc = pc;
-    const tracks: MediaStreamTrack[] = [];
-    pc.onTrack.subscribe((track) => void tracks.push(track));
+    pc.onTrack.subscribe((track) => void this.tracks.push(track));
     pc.connectionStateChange.subscribe((state) => {
       if (state === 'failed' || state === 'closed') this.sink?.ended(`connection ${state}`);
     });
-    try {
-      await pc.setRemoteDescription({ type: 'offer', sdp: bundledCredentials(offer) });
-      for (const transceiver of pc.getTransceivers()) transceiver.setDirection('recvonly');
-      await pc.setLocalDescription(await pc.createAnswer());
-    } catch (error) {
-      // werift's parser refusing the offer is the publisher's mistake, not ours.
-      throw new PublishError(
-        400,
-        `unusable SDP offer: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-    this.video = tracks.find((track) => track.kind === 'video');
-    this.audio = tracks.find((track) => track.kind === 'audio');
-    if (!this.video || !WEBM_CODECS[this.videoCodec]) {
-      throw new PublishError(400, 'the offer has no H.264 or VP8 video');
-    }
-    if (this.withAudio && this.audio?.codec?.name.toLowerCase() !== 'opus') {
-      throw new PublishError(400, 'the offer has no Opus audio');
-    }
-    await this.gathered(pc);
-    return pc.localDescription!.sdp;
+    return pc;
   }
 
-  private get videoCodec(): string {
-    return this.video?.codec?.name.toLowerCase() ?? '';
+  /** Runs werift's description steps: its refusal of the SDP is the publisher's mistake, not ours. */
+  private async describe(what: 'offer' | 'answer', steps: () => Promise<unknown>): Promise<void> {
+    try {
+      await steps();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new PublishError(400, `unusable SDP ${what}: ${reason}`);
+    }
+  }
+
+  /** The tracks the answer agreed on: H.264 or VP8 video, Opus audio when sent. */
+  private takeTracks(answer: string): void {
+    this.video = this.tracks.find((track) => track.kind === 'video');
+    this.audio = this.tracks.find((track) => track.kind === 'audio');
+    this.videoCodecs = webmCodecsByPayloadType(answer);
+    if (!this.video || this.videoCodecs.size === 0) {
+      throw new PublishError(400, 'the publisher sends no H.264 or VP8 video');
+    }
+    if (this.withAudio && (!this.audio || this.audio.codec?.name.toLowerCase() !== 'opus')) {
+      throw new PublishError(400, 'the publisher sends no Opus audio');
+    }
   }
 
   private gathered(pc: RTCPeerConnection): Promise<void> {
@@ -229,8 +330,38 @@ export class WebRtcIngest implements Ingest {
     if (!pc || !video) throw new Error('start() before answer()');
     this.sink = sink;
     const audio = this.withAudio ? this.audio : undefined;
-    const codec = WEBM_CODECS[this.videoCodec]!;
     const keyframes = this.keyframeRequests(pc, video);
+    const videoSource = new RtpSourceCallback();
+    let codec: WebmVideoCodec | undefined;
+    video.onReceiveRtp.subscribe((rtp) => {
+      sink.received(rtp.payload.length + rtp.header.serializeSize);
+      // Until the first keyframe every packet may ask again (rate-limited): no slow timer.
+      if (!this.keyframeSeen) keyframes.ask();
+      // An answer may agree on several codecs, and the publisher sends the one its encoder has
+      // (Chromium without an H.264 encoder sends VP8 under an answer listing H.264 first): the
+      // first packet's payload type chooses; packets of another codec later are dropped.
+      const sent = this.videoCodecs.get(rtp.header.payloadType);
+      if (!sent || (codec && sent !== codec)) return;
+      if (!codec) {
+        codec = sent;
+        this.package(codec, audio, videoSource, stdin, sink);
+      }
+      videoSource.input(rtp.clone());
+    });
+    this.sources.push(videoSource);
+  }
+
+  /**
+   * RTP to WebM: video through a jitter buffer and the depacketizer, Opus beside it, both into
+   * the WebM writer whose output is ffmpeg's input.
+   */
+  private package(
+    codec: WebmVideoCodec,
+    audio: MediaStreamTrack | undefined,
+    videoSource: RtpSourceCallback,
+    stdin: Writable,
+    sink: IngestSink,
+  ): void {
     const webm = new WebmCallback(
       [
         { kind: 'video', codec, clockRate: 90000, trackNumber: 1 },
@@ -244,13 +375,6 @@ export class WebRtcIngest implements Ingest {
     webm.pipe(async (output) => {
       if (output.saveToFile && !stdin.destroyed) stdin.write(output.saveToFile);
     });
-    const videoSource = new RtpSourceCallback();
-    video.onReceiveRtp.subscribe((rtp) => {
-      sink.received(rtp.payload.length + rtp.header.serializeSize);
-      // Until the first keyframe every packet may ask again (rate-limited): no slow timer.
-      if (!this.keyframeSeen) keyframes.ask();
-      videoSource.input(rtp.clone());
-    });
     const jitter = new JitterBufferCallback(90000, { latency: 100 });
     const videoTime = new RtpTimeCallback(90000);
     const videoDepacketizer = new DepacketizeCallback(codec, {
@@ -262,29 +386,28 @@ export class WebRtcIngest implements Ingest {
     // ffmpeg's input starts at the first keyframe, audio and video together: nothing for its
     // probing to wait on or guess from, and no audio-only prefix (the WebM writer drops video
     // before its first keyframe but not audio).
-    videoDepacketizer.pipe((input) => {
+    videoDepacketizer.pipe((depacketized) => {
+      const input = codec === 'MPEG4/ISO/AVC' ? withIdrMarked(depacketized) : depacketized;
       if (input.frame?.isKeyframe && !this.keyframeSeen) {
         this.keyframeSeen = true;
         sink.keyframe();
       }
       webm.inputVideo(input);
     });
-    this.sources.push(videoSource);
-    if (audio) {
-      const audioSource = new RtpSourceCallback();
-      audio.onReceiveRtp.subscribe((rtp) => {
-        sink.received(rtp.payload.length + rtp.header.serializeSize);
-        audioSource.input(rtp.clone());
-      });
-      const audioTime = new RtpTimeCallback(48000);
-      const audioDepacketizer = new DepacketizeCallback('OPUS');
-      audioSource.pipe(audioTime.input);
-      audioTime.pipe(audioDepacketizer.input);
-      audioDepacketizer.pipe((input) => {
-        if (!input.frame || this.keyframeSeen) webm.inputAudio(input);
-      });
-      this.sources.push(audioSource);
-    }
+    if (!audio) return;
+    const audioSource = new RtpSourceCallback();
+    audio.onReceiveRtp.subscribe((rtp) => {
+      sink.received(rtp.payload.length + rtp.header.serializeSize);
+      audioSource.input(rtp.clone());
+    });
+    const audioTime = new RtpTimeCallback(48000);
+    const audioDepacketizer = new DepacketizeCallback('OPUS');
+    audioSource.pipe(audioTime.input);
+    audioTime.pipe(audioDepacketizer.input);
+    audioDepacketizer.pipe((input) => {
+      if (!input.frame || this.keyframeSeen) webm.inputAudio(input);
+    });
+    this.sources.push(audioSource);
   }
 
   /**
@@ -316,9 +439,16 @@ export class WebRtcIngest implements Ingest {
     return { ask };
   }
 
+  /** The publisher left (its signaling says so): the session ends, this ingest with it. */
+  leave(reason: string): void {
+    if (this.sink) this.sink.ended(reason);
+    else void this.close();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.markClosed();
     clearInterval(this.keyframeTimer);
     for (const source of this.sources) source.destroy();
     this.webm?.destroy();

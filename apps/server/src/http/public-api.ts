@@ -9,7 +9,7 @@ import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
 import { checkPublishCredential, isPublishCredential } from '../auth/publish-credentials.ts';
-import type { RateRule, Verdict } from '../auth/rate-limits.ts';
+import type { RateLimits, RateRule, Verdict } from '../auth/rate-limits.ts';
 import type { ServerDeps } from '../operations/context.ts';
 import { originOfUrl } from '../services/cache.ts';
 import { clientAddress } from './request.ts';
@@ -18,6 +18,14 @@ type PublicEnv = { Variables: { principal: TokenPrincipal } };
 
 /** Guessing tokens: wrong or missing bearer tokens per client address. */
 export const BAD_TOKENS_PER_ADDRESS: RateRule = { points: 20, seconds: 15 * 60 };
+
+/**
+ * Counts one bad credential against its client address: API tokens, publish credentials, RTMP
+ * stream keys and SRT stream ids and passphrases share the address's BAD_TOKENS_PER_ADDRESS.
+ */
+export function countBadCredential(limits: RateLimits, address: string): Promise<Verdict> {
+  return limits.take('api-bad-token', BAD_TOKENS_PER_ADDRESS, address);
+}
 
 /**
  * Each token has one budget per API, so polling the live API cannot use up the calls a
@@ -46,50 +54,66 @@ function rateLimitHeaders(c: Context, verdict: Verdict): void {
 type Resolution =
   { principal: TokenPrincipal } | { principal?: undefined; refused: 401 | 403; error: string };
 
-/** The encoded API token of the Authorization header, one indexed read. */
-async function tokenOf(deps: BearerDeps, c: Context): Promise<Resolution> {
-  const principal = await resolveBearer(deps.db, c.req.header('authorization'));
+/** The encoded API token of an Authorization header value, one indexed read. */
+async function tokenOf(deps: BearerDeps, authorization: string | undefined): Promise<Resolution> {
+  const principal = await resolveBearer(deps.db, authorization);
   return principal ? { principal } : { refused: 401, error: 'invalid or missing API token' };
 }
 
+/** A bearer check's outcome, whatever carried the bearer (a header, a signaling message). */
+export type Authorization =
+  | { principal: TokenPrincipal; verdict: Verdict }
+  | { principal?: undefined; status: 401 | 403 | 429; error: string; verdict?: Verdict };
+
 /**
- * The bearer check around `resolve`. A valid principal is never refused for what others sent
- * from its address: bad or missing bearers (401) count only against their address
+ * The checks after the bearer's resolution. A valid principal is never refused for what others
+ * sent from its address: bad or missing bearers (401) count only against their address
  * (BAD_TOKENS_PER_ADDRESS, then 429 for further bad ones), and a valid principal only against
  * its own budget for this API, per minute, in memory or Redis (see RateLimits), never the
- * database. Failures answer `{ok: false, error}`.
+ * database.
  */
+async function authorize(
+  deps: BearerDeps,
+  permission: number,
+  budget: TokenBudget,
+  resolved: Resolution,
+  address: () => string,
+): Promise<Authorization> {
+  if (!resolved.principal) {
+    const { refused, error } = resolved;
+    if (refused === 401) {
+      const verdict = await countBadCredential(deps.limits, address());
+      if (!verdict.allowed) return { status: 429, error: 'too many requests', verdict };
+    }
+    return { status: refused, error };
+  }
+  const { principal } = resolved;
+  const perToken: RateRule = { points: deps.config[CALLS_PER_MINUTE[budget]], seconds: 60 };
+  const verdict = await deps.limits.take(`api-token:${budget}`, perToken, principal.limitKey);
+  if (!verdict.allowed) return { status: 429, error: 'too many requests', verdict };
+  if (!principalHolds(principal, permission)) {
+    return { status: 403, error: 'the API token lacks the permission for this call', verdict };
+  }
+  return { principal, verdict };
+}
+
+/** `authorize` as middleware around `resolve`: failures answer `{ok: false, error}`. */
 function guarded(
   deps: BearerDeps,
   permission: number,
   budget: TokenBudget,
   resolve: (c: Context) => Promise<Resolution>,
 ): MiddlewareHandler<PublicEnv> {
-  const perToken: RateRule = { points: deps.config[CALLS_PER_MINUTE[budget]], seconds: 60 };
-  const tooMany = (c: Context, verdict: Verdict) => {
-    rateLimitHeaders(c, verdict);
-    return c.json({ ok: false, error: 'too many requests' }, 429);
-  };
   return async (c, next) => {
-    const resolved = await resolve(c);
-    if (!resolved.principal) {
-      const { refused, error } = resolved;
-      if (refused === 401) {
-        const address = clientAddress(c, deps.config);
-        const verdict = await deps.limits.take('api-bad-token', BAD_TOKENS_PER_ADDRESS, address);
-        if (!verdict.allowed) return tooMany(c, verdict);
-        c.header('WWW-Authenticate', 'Bearer');
-      }
-      return c.json({ ok: false, error }, refused);
+    const result = await authorize(deps, permission, budget, await resolve(c), () =>
+      clientAddress(c, deps.config),
+    );
+    if (result.verdict) rateLimitHeaders(c, result.verdict);
+    if (!result.principal) {
+      if (result.status === 401) c.header('WWW-Authenticate', 'Bearer');
+      return c.json({ ok: false, error: result.error }, result.status);
     }
-    const { principal } = resolved;
-    const verdict = await deps.limits.take(`api-token:${budget}`, perToken, principal.limitKey);
-    if (!verdict.allowed) return tooMany(c, verdict);
-    rateLimitHeaders(c, verdict);
-    if (!principalHolds(principal, permission)) {
-      return c.json({ ok: false, error: 'the API token lacks the permission for this call' }, 403);
-    }
-    c.set('principal', principal);
+    c.set('principal', result.principal);
     await next();
   };
 }
@@ -103,27 +127,51 @@ export function bearerAuth(
   permission: number,
   budget: TokenBudget,
 ): MiddlewareHandler<PublicEnv> {
-  return guarded(deps, permission, budget, (c) => tokenOf(deps, c));
+  return guarded(deps, permission, budget, (c) => tokenOf(deps, c.req.header('authorization')));
 }
 
 /** What WHIP's check needs: the bearer check's deps and the key publish credentials are signed under. */
 export type PublishAuthDeps = BearerDeps & Pick<ServerDeps, 'secrets'>;
 
 /**
- * WHIP's check on `/whip/{channel}…`: an API token holding the live permission, as bearerAuth
+ * A publisher's bearer for a channel: an API token holding the live permission, as bearerAuth
  * takes it, or a publish credential the console issued for that channel (publish-credentials.ts),
  * which has a WHIP budget of its own as a token has.
  */
+async function publisherOf(deps: PublishAuthDeps, bearer: string | undefined, channelId: string) {
+  if (!bearer || !isPublishCredential(bearer)) return tokenOf(deps, bearer && `Bearer ${bearer}`);
+  const check = await checkPublishCredential(deps.db, deps.secrets, bearer, channelId);
+  if (check.principal) return check;
+  return check.refused === 'another channel'
+    ? { refused: 403 as const, error: 'the publish credential is for another channel' }
+    : { refused: 401 as const, error: 'invalid or expired publish credential' };
+}
+
+/** WHIP's check on `/whip/{channel}…`, the bearer in the Authorization header. */
 export function publishAuth(deps: PublishAuthDeps): MiddlewareHandler<PublicEnv> {
-  return guarded(deps, Permission.channel, 'whip', async (c) => {
+  return guarded(deps, Permission.channel, 'whip', (c) => {
     const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-    if (!bearer || !isPublishCredential(bearer)) return tokenOf(deps, c);
-    const check = await checkPublishCredential(deps.db, deps.secrets, bearer, c.req.param('channel') ?? '');
-    if (check.principal) return check;
-    return check.refused === 'another channel'
-      ? { refused: 403, error: 'the publish credential is for another channel' }
-      : { refused: 401, error: 'invalid or expired publish credential' };
+    return publisherOf(deps, bearer, c.req.param('channel') ?? '');
   });
+}
+
+/**
+ * WHIP's check for a publisher whose bearer comes another way (Sora signaling's
+ * `metadata.access_token`), from `address`, on the same budgets.
+ */
+export async function authorizePublisher(
+  deps: PublishAuthDeps,
+  bearer: string | undefined,
+  channelId: string,
+  address: string,
+): Promise<Authorization> {
+  return authorize(
+    deps,
+    Permission.channel,
+    'whip',
+    await publisherOf(deps, bearer, channelId),
+    () => address,
+  );
 }
 
 async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boolean) {

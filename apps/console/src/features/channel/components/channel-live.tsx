@@ -18,12 +18,6 @@ import type { ChannelView } from './channel-types.ts';
 
 type Source = 'pattern' | 'camera';
 
-/** A URL of the channel's liveParams (a free-form record in the contract), or ''. */
-function liveParam(channel: ChannelView, name: 'whipUrl' | 'soraUrl'): string {
-  const value = channel.liveParams[name];
-  return typeof value === 'string' ? value : '';
-}
-
 /** Whether the channel has a publisher now (channel.list's onAir, polled every few seconds). */
 export function OnAirBadge({ onAir }: { onAir: boolean }) {
   const { t } = useTranslation();
@@ -34,13 +28,73 @@ export function OnAirBadge({ onAir }: { onAir: boolean }) {
   );
 }
 
-/** Where other software publishes to the channel: WHIP, or Sora signaling with the channel id. */
+interface EndpointItem {
+  label: string;
+  value: string;
+  testId: string;
+  /** Lets whoever holds it publish: hidden until asked for. */
+  secret?: boolean;
+}
+
+/** One endpoint with its copy button; a secret one shows dots until its toggle is pressed. */
+function Endpoint({ label, value, testId, secret = false }: EndpointItem) {
+  const { t } = useTranslation();
+  const [shown, setShown] = useState(!secret);
+  return (
+    <div className="mb-2">
+      <dt className="small">{label}</dt>
+      <dd className="d-flex gap-2 align-items-start mb-0">
+        <code
+          className="text-break"
+          data-testid={testId}
+          data-shown={shown}
+          {...(shown ? {} : { 'aria-label': t('channel.secretHidden') })}
+        >
+          {shown ? value : '••••••••••••••••'}
+        </code>
+        <span className="d-flex gap-1 text-nowrap">
+          {secret && (
+            <Button
+              variant="outline-secondary"
+              size="sm"
+              aria-pressed={shown}
+              onClick={() => setShown(!shown)}
+              data-testid={`${testId}-toggle`}
+            >
+              {t(shown ? 'channel.secretHide' : 'channel.secretShow')}
+            </Button>
+          )}
+          <CopyButton text={value} testId={`${testId}-copy`} />
+        </span>
+      </dd>
+    </div>
+  );
+}
+
+/**
+ * Where other software publishes to the channel: WHIP, or Sora signaling with the channel id;
+ * encoders (OBS, ffmpeg) over RTMP, RTMPS or SRT with the channel's stream key.
+ */
 function PublishInfo({ channel }: { channel: ChannelView }) {
   const { t } = useTranslation();
-  const items = [
-    { label: t('channel.whipUrl'), value: liveParam(channel, 'whipUrl'), testId: 'channel-whip-url' },
-    { label: t('channel.soraUrl'), value: liveParam(channel, 'soraUrl'), testId: 'channel-sora-url' },
+  const { liveParams } = channel;
+  const items: EndpointItem[] = [
+    { label: t('channel.whipUrl'), value: liveParams.whipUrl, testId: 'channel-whip-url' },
+    { label: t('channel.soraUrl'), value: liveParams.soraUrl, testId: 'channel-sora-url' },
     { label: t('channel.id'), value: channel.id, testId: 'channel-info-id' },
+  ];
+  const encoderItems: EndpointItem[] = [
+    { label: t('channel.rtmpUrl'), value: liveParams.rtmpUrl, testId: 'channel-rtmp-url' },
+    ...(liveParams.rtmpsUrl
+      ? [{ label: t('channel.rtmpsUrl'), value: liveParams.rtmpsUrl, testId: 'channel-rtmps-url' }]
+      : []),
+    {
+      label: t('channel.streamKey'),
+      value: liveParams.streamKey,
+      testId: 'channel-stream-key',
+      secret: true,
+    },
+    { label: t('channel.srtUrl'), value: liveParams.srtUrl, testId: 'channel-srt-url', secret: true },
   ];
   return (
     <Card className="shadow-sm border-0 mb-4" data-testid="channel-publish-info">
@@ -53,20 +107,20 @@ function PublishInfo({ channel }: { channel: ChannelView }) {
           {t('channel.publishInfoLead')} <Link to={paths.tokenNew()}>{t('nav.tokens')}</Link>
         </p>
         <dl className="mb-0">
-          {items.map(({ label, value, testId }) => (
-            <div key={testId} className="mb-2">
-              <dt className="small">{label}</dt>
-              <dd className="d-flex gap-2 align-items-start mb-0">
-                <code className="text-break" data-testid={testId}>
-                  {value}
-                </code>
-                <span className="text-nowrap">
-                  <CopyButton text={value} testId={`${testId}-copy`} />
-                </span>
-              </dd>
-            </div>
+          {items.map((item) => (
+            <Endpoint key={item.testId} {...item} />
           ))}
         </dl>
+        <h3 className="h6 mt-4">{t('channel.encoderTitle')}</h3>
+        <p className="small text-body-secondary">{t('channel.encoderLead')}</p>
+        <dl className="mb-2" data-testid="channel-encoder-info">
+          {encoderItems.map((item) => (
+            <Endpoint key={item.testId} {...item} />
+          ))}
+        </dl>
+        <p className="small text-body-secondary mb-0" data-testid="channel-obs-hint">
+          {t('channel.obsHint')} <Link to={paths.docs('live/rtmp')}>{t('channel.encoderDocs')}</Link>
+        </p>
       </Card.Body>
     </Card>
   );
@@ -240,7 +294,7 @@ function Player({ url }: { url: string | null }) {
  */
 export function ChannelLive({ channel }: { channel: ChannelView }) {
   const { t } = useTranslation();
-  const whipUrl = liveParam(channel, 'whipUrl');
+  const { whipUrl } = channel.liveParams;
   return (
     <section className="mt-4" data-testid="channel-live">
       <h2 className="h5">{t('channel.liveTitle', { id: channel.id })}</h2>

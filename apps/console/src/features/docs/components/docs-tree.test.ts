@@ -20,6 +20,8 @@ describe('docs tree', () => {
       'live/archive',
       'live/encryption',
       'live/whip',
+      'live/rtmp',
+      'live/srt',
       'live/note',
       'live/hlsjs',
       'live/sora-2024-1',

@@ -1,0 +1,243 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { SoraClientMessage, SoraConnectMessage } from '@ukiyo/contract';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { addressOf, authorizePublisher } from '@ukiyo/server';
+import type { LiveCore } from './core.ts';
+import { PublishError } from './ingest/ingest.ts';
+import type { VideoCodec, WebRtcIngest } from './ingest/webrtc.ts';
+import type { LiveDeps } from './types.ts';
+
+export interface SoraTimings {
+  /** The connect message, then the answer, must come within this long. */
+  handshakeMs: number;
+  /** A ping this often; a client that misses two pongs is gone. */
+  pingMs: number;
+}
+
+/**
+ * WebSocket close codes (RFC 6455 leaves 4000-4999 to applications): the HTTP status of the
+ * same refusal plus 4000, so that sora-js-sdk's error ("CloseEventCode:4403 ...") reads like
+ * WHIP's answer. 1000 is a normal end (DeleteChannel, the client's disconnect).
+ */
+const closeCode = (status: number) => 4000 + status;
+
+/** The Sora protocol's codec names for the codecs the ladder takes. */
+const VIDEO_CODECS: Record<string, VideoCodec> = { H264: 'h264', VP8: 'vp8' };
+
+/** At most this many trickled candidates per connection: more is a flood, not ICE. */
+const MAX_CANDIDATES = 64;
+
+/**
+ * Sora signaling for publishers (`role: sendonly`), on the WebSocket at `sora_url`
+ * (`/signaling`), so that the Sora SDKs publish unchanged: connect (channel_id, metadata with
+ * the bearer in `access_token`, audio/video codecs) → our offer (every candidate of ours in it)
+ * → the client's answer and trickled candidates → `notify` connection.created once the ladder
+ * runs; `ping`/`pong` keep it alive; `disconnect` or closing the socket ends the publisher, and
+ * the end of the session (DeleteChannel, no media) closes the socket with 1000.
+ * A sendonly publisher's media never changes, so no re-offer is ever sent; a `re-answer` is
+ * accepted and ignored.
+ */
+export function mountSoraSignaling(
+  server: Server,
+  deps: LiveDeps,
+  core: LiveCore,
+  log: Logger,
+  timings: SoraTimings,
+): WebSocketServer {
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? '/', 'http://live').pathname !== '/signaling') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      const address = addressOf(
+        request.headers['x-forwarded-for']?.toString(),
+        request.socket.remoteAddress,
+        deps.config,
+      );
+      new SoraPublisher(ws, address, deps, core, log, timings).run();
+    });
+  });
+  return sockets;
+}
+
+/** One signaling connection: its messages in order, and the publisher it starts. */
+class SoraPublisher {
+  private readonly inbox: SoraClientMessage[] = [];
+  private wake: (() => void) | undefined;
+  private ingest: WebRtcIngest | undefined;
+  private candidates = 0;
+  private missedPongs = 0;
+  private gone = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly address: string,
+    private readonly deps: LiveDeps,
+    private readonly core: LiveCore,
+    private readonly log: Logger,
+    private readonly timings: SoraTimings,
+  ) {}
+
+  run(): void {
+    const first = new Promise<RawData>((resolve) => this.ws.once('message', resolve));
+    this.ws.on('close', () => {
+      this.gone = true;
+      this.wake?.();
+      this.ingest?.leave('publisher left (signaling closed)');
+    });
+    this.ws.on('error', () => {});
+    void this.within(first, 'no connect message')
+      .then((data) => this.publish(data))
+      .catch((error: unknown) => this.refuse(error));
+  }
+
+  private async publish(data: RawData): Promise<void> {
+    const connect = SoraConnectMessage.safeParse(parseJson(data));
+    if (!connect.success) throw new PublishError(400, 'the first message must be a valid connect message');
+    const { role, channel_id: channelId, metadata } = connect.data;
+    if (role !== 'sendonly')
+      throw new PublishError(400, `role ${role} is not supported: publish with sendonly`);
+    const video = connect.data.video ?? true;
+    if (video === false) throw new PublishError(400, 'a publisher must send video');
+    const videoCodec = VIDEO_CODECS[(video === true ? undefined : video.codec_type) ?? 'H264'];
+    if (!videoCodec) throw new PublishError(400, 'video codec_type must be H264 or VP8');
+    const audio = connect.data.audio ?? true;
+    if (audio !== true && audio !== false && (audio.codec_type ?? 'OPUS') !== 'OPUS') {
+      throw new PublishError(400, 'audio codec_type must be OPUS');
+    }
+    const authorization = await authorizePublisher(
+      this.deps,
+      metadata?.access_token,
+      channelId,
+      this.address,
+    );
+    if (!authorization.principal) throw new PublishError(authorization.status, authorization.error);
+    if (!authorization.principal.isLive) {
+      throw new PublishError(403, 'live streaming is not available for this organization');
+    }
+
+    this.ws.on('message', (raw) => this.receive(raw));
+    const ingest = this.core.webRtcIngest('sora');
+    this.ingest = ingest;
+    const { access_token: _bearer, ...webhookMetadata } = metadata ?? {};
+    const { connectionId } = await this.core.publish(
+      authorization.principal.organizationId,
+      channelId,
+      ingest,
+      async (connectionId) => {
+        const offer = await ingest.offer({ audio: audio !== false, videoCodec });
+        this.send({
+          type: 'offer',
+          sdp: offer.sdp,
+          client_id: connectionId,
+          connection_id: connectionId,
+          channel_id: channelId,
+          mid: offer.mid,
+          simulcast: false,
+          spotlight: false,
+        });
+        const answer = await this.within(this.next('answer'), 'no answer to the offer');
+        if (answer.type === 'disconnect') throw new PublishError(400, 'the client left before answering');
+        await ingest.accept(answer.sdp);
+      },
+      metadata ? webhookMetadata : undefined,
+    );
+    this.send({
+      type: 'notify',
+      event_type: 'connection.created',
+      role: 'sendonly',
+      channel_id: channelId,
+      client_id: connectionId,
+      connection_id: connectionId,
+    });
+    this.keepAlive();
+    void ingest.ended.then(() => this.close(1000, 'publisher session ended'));
+    await this.next('disconnect');
+    ingest.leave('publisher left (Sora disconnect)');
+  }
+
+  /** Messages after connect: candidates and pongs are handled at once, the rest queued. */
+  private receive(raw: RawData): void {
+    const parsed = SoraClientMessage.safeParse(parseJson(raw));
+    if (!parsed.success) return void this.close(closeCode(400), 'invalid signaling message');
+    const message = parsed.data;
+    if (message.type === 'pong') this.missedPongs = 0;
+    else if (message.type === 'candidate') {
+      if (++this.candidates > MAX_CANDIDATES) return void this.close(closeCode(400), 'too many candidates');
+      void this.ingest?.addCandidate({
+        candidate: message.candidate,
+        ...(message.sdpMid != null ? { sdpMid: message.sdpMid } : {}),
+        ...(message.sdpMLineIndex != null ? { sdpMLineIndex: message.sdpMLineIndex } : {}),
+      });
+    } else if (message.type !== 're-answer' && message.type !== 'stats') {
+      this.inbox.push(message);
+      this.wake?.();
+    }
+  }
+
+  /** The next queued message of this type (others are dropped), or the disconnect/close. */
+  private async next<T extends 'answer' | 'disconnect'>(
+    type: T,
+  ): Promise<Extract<SoraClientMessage, { type: T | 'disconnect' }>> {
+    for (;;) {
+      const message = this.inbox.shift();
+      if (message?.type === type || message?.type === 'disconnect') {
+        return message as Extract<SoraClientMessage, { type: T | 'disconnect' }>;
+      }
+      if (message) continue;
+      if (this.gone) return { type: 'disconnect' } as Extract<SoraClientMessage, { type: 'disconnect' }>;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  private keepAlive(): void {
+    const timer = setInterval(() => {
+      if (this.gone) return clearInterval(timer);
+      if (++this.missedPongs > 2) {
+        clearInterval(timer);
+        return void this.close(closeCode(408), 'no pong');
+      }
+      this.send({ type: 'ping', stats: false });
+    }, this.timings.pingMs);
+  }
+
+  /** `promise`, or a refusal once the handshake's time is up. */
+  private within<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PublishError(408, what)), this.timings.handshakeMs);
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  private refuse(error: unknown): void {
+    if (error instanceof PublishError) {
+      this.close(closeCode(error.status), error.message);
+      return;
+    }
+    this.log.error({ err: error }, 'Sora signaling failed');
+    this.close(1011, 'internal error');
+  }
+
+  private send(message: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  private close(code: number, reason: string): void {
+    // A close frame's reason has 123 bytes at most.
+    if (this.ws.readyState === this.ws.OPEN)
+      this.ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
+  }
+}
+
+function parseJson(data: RawData): unknown {
+  try {
+    return JSON.parse(data.toString());
+  } catch {
+    return undefined;
+  }
+}
