@@ -27,7 +27,7 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     UV_THREADPOOL_SIZE=8
 WORKDIR /app
-# Live streaming encodes the HLS ladder with Debian's ffmpeg.
+# Live streaming encodes the HLS ladder with Debian's ffmpeg; the edge encodes f=mp4 with it.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg \
  && rm -rf /var/lib/apt/lists/*

@@ -1,8 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer, request, type Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import sharp, { type Sharp } from 'sharp';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -22,6 +27,8 @@ export async function startServer(
       EDGE_TLS_PORT: String(port + 2),
       METRICS_PORT: String(port + 3),
       LIVE_PORT: String(port + 4),
+      LIVE_RTMP_PORT: String(port + 5),
+      LIVE_SRT_PORT: String(port + 6),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       // As `npm start` runs it: fewer glibc arenas keep libvips' threads from inflating RSS.
@@ -48,6 +55,92 @@ export async function startServer(
   child.kill();
   throw new Error('server did not start within 30 s');
 }
+
+/** Runs `task` over `items` with at most `concurrency` in flight. */
+export async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+
+/**
+ * CPU time a process has used so far, user and system; with `children`, also that of the child
+ * processes it has waited for (an edge's ffmpeg).
+ */
+export function cpuMsOf(pid: number, { children = false } = {}): number {
+  // utime and stime, fields 14 and 15, after the parenthesised command name; cutime and
+  // cstime, 16 and 17.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const used = [11, 12, ...(children ? [13, 14] : [])].map((field) => Number(fields[field]));
+  return (used.reduce((sum, ticks) => sum + ticks, 0) * 1000) / CLOCK_TICKS;
+}
+
+/**
+ * PostgreSQL for a server process measured for CPU or memory (embedded PGlite would weigh in
+ * its figures): DATABASE_URL when set, else a throw-away local server (Debian's binaries).
+ */
+export async function startPostgres(): Promise<{ url: string; process: ChildProcess | null }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, process: null };
+  const dir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-pg-'));
+  chmodSync(dir, 0o777);
+  // initdb and postgres refuse to run as root.
+  const as = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
+  const run = (command: string, args: string[]) => [...as, command, ...args];
+  const [initCommand, ...initArgs] = run('initdb', [
+    '-D',
+    join(dir, 'data'),
+    '-U',
+    'postgres',
+    '--auth=trust',
+  ]);
+  const init = spawnSync(initCommand!, initArgs, { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const [command, ...args] = run('postgres', [
+    '-D',
+    join(dir, 'data'),
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    '-h',
+    '127.0.0.1',
+  ]);
+  // Its own process group, so stopping it reaches postgres itself and not just runuser.
+  const child = spawn(command!, args, { stdio: 'ignore', detached: true });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return { url, process: child };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  stopPostgres(child);
+  throw new Error('postgres did not start');
+}
+
+/** Stops a server from startPostgres: the whole group, postgres itself and not just runuser. */
+function stopPostgres(child: ChildProcess | null): void {
+  if (child?.pid) process.kill(-child.pid, 'SIGINT');
+}
+
+export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** Figures are reported to two decimals: finer is below the noise of any run. */
+export const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /** Prints figures beside the committed baseline and stores this run under bench/results. */
 export function report(name: string, figures: Record<string, number>, targets: Record<string, string>): void {
@@ -107,4 +200,113 @@ export async function createOrigin(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return host;
+}
+
+/** A GET to a server on loopback with a chosen Host header (fetch() will not send one); the body whole. */
+export function getWithHost(
+  port: number,
+  host: string,
+  path: string,
+  agent?: Agent,
+): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * A photograph-like picture, unencoded: noise softened by a blur, closer to a photograph's
+ * detail (and to what it costs to encode) than a flat colour.
+ */
+export function photoLike(width: number, height: number, { sigma = 60, blur = 2 } = {}): Sharp {
+  const noise = { type: 'gaussian' as const, mean: 128, sigma };
+  return sharp({ create: { width, height, channels: 3, background: '#808080', noise } }).blur(blur);
+}
+
+/** An HTTP origin on loopback serving `files` (by path), 404 for any other path. */
+export async function serveFiles(
+  files: Record<string, { contentType: string; body: Buffer }>,
+): Promise<{ port: number; close(): void }> {
+  const origin = createServer((req, res) => {
+    const file = files[req.url ?? ''];
+    if (!file) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': file.contentType }).end(file.body);
+  });
+  // The edge keeps its connections to origins open; closed here after Node's default 5 s idle,
+  // one could close just as the edge reuses it, failing that request (502).
+  origin.keepAliveTimeout = 120_000;
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  return { port: (origin.address() as AddressInfo).port, close: () => origin.close() };
+}
+
+/** `npm start`'s process serving one origin through its edge, as startEdge leaves it. */
+export interface BenchEdge {
+  port: number;
+  /** The origin's host name on the edge. */
+  host: string;
+  /** The server process, which the edge runs in: the one to measure. */
+  pid: number;
+  /** A GET through the edge for the origin. */
+  get(path: string): Promise<{ status: number; body: Buffer }>;
+  /** Stops the server, then the PostgreSQL started for it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start`'s process with its edge on a port of its own and one HTTP origin over `origin`
+ * (added by the bootstrap administrator), once the edge serves `probePath` from it. With
+ * `postgres`, on PostgreSQL (startPostgres) so that the database's work is not counted in the
+ * process measured. A failure on the way stops what was started: no PostgreSQL outlives a
+ * server that did not start.
+ */
+export async function startEdge(options: {
+  origin: { host: string; pathPrefix: string };
+  probePath: string;
+  postgres: boolean;
+  agent?: Agent;
+  env?: Record<string, string>;
+}): Promise<BenchEdge> {
+  const admin = { email: 'bench@example.com', password: 'bench-password-123' };
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const database = options.postgres ? await startPostgres() : null;
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  const stop = async () => {
+    // The server first: it flushes its counters to the database on the way out.
+    if (server) await stopProcess(server.process);
+    stopPostgres(database?.process ?? null);
+  };
+  try {
+    server = await startServer({
+      BOOTSTRAP_ADMIN_EMAIL: admin.email,
+      BOOTSTRAP_ADMIN_PASSWORD: admin.password,
+      EDGE_PORT: String(port),
+      ALLOW_PRIVATE_ORIGINS: '1',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...options.env,
+    });
+    const get = (host: string, path: string) => getWithHost(port, host, path, options.agent);
+    const host = await createOrigin(
+      server.url,
+      admin,
+      options.origin,
+      async (candidate) => (await get(candidate, options.probePath)).status === 200,
+    );
+    return { port, host, pid: server.process.pid!, get: (path) => get(host, path), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
 }

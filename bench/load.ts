@@ -16,8 +16,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import sharp from 'sharp';
-import { createOrigin, report, startServer } from './lib.ts';
+import { createOrigin, photoLike, report, startServer } from './lib.ts';
 
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 600);
 const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 20);
@@ -69,18 +68,7 @@ function get(port: number, host: string, path: string): Promise<number> {
 
 // The origin: one photograph-like 1600x1200 JPEG for every path (the edge keeps recent
 // originals in memory, so the origin costs little next to the transforms).
-const photo = await sharp({
-  create: {
-    width: 1600,
-    height: 1200,
-    channels: 3,
-    background: '#808080',
-    noise: { type: 'gaussian', mean: 128, sigma: 50 },
-  },
-})
-  .blur(2)
-  .jpeg({ quality: 85 })
-  .toBuffer();
+const photo = await photoLike(1600, 1200, { sigma: 50 }).jpeg({ quality: 85 }).toBuffer();
 const origin = createServer((_req, res) =>
   res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': photo.length }).end(photo),
 );

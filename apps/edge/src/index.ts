@@ -41,6 +41,8 @@ export interface EdgeOptions {
   transformTimeoutMs: number;
   /** Cost units one transform may take, estimated before decoding (0: no limit); past it 422. */
   transformBudget: number;
+  /** Frames an animation may have (EDGE_MAX_FRAMES); more: 422. */
+  maxFrames: number;
   /** How often the origins table is checked for changes. */
   originPollMs: number;
   /** How often usage counters are written; the console sees them within this. */
@@ -112,6 +114,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     transformWaitMs: config.EDGE_TRANSFORM_WAIT_MS,
     transformTimeoutMs: config.EDGE_TRANSFORM_TIMEOUT_MS,
     transformBudget: config.EDGE_TRANSFORM_BUDGET,
+    maxFrames: config.EDGE_MAX_FRAMES,
     ...DEFAULTS,
     ...(config.EDGE_ORIGIN_TIMEOUT_MS ? { originTimeoutMs: config.EDGE_ORIGIN_TIMEOUT_MS } : {}),
     ...(config.READY_MIN_FREE_MB !== undefined
@@ -181,6 +184,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     limits: {
       maxInputPixels: options.maxInputPixels,
       maxOutputPixels: options.maxOutputPixels,
+      maxFrames: options.maxFrames,
       maxCost: options.transformBudget,
       timeoutMs: options.transformTimeoutMs,
     },

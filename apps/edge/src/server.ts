@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   applyRules,
   cachePolicy,
+  chainChoice,
   ImagingError,
   isExpired,
   printParams,
@@ -17,6 +18,7 @@ import type { Logger } from 'pino';
 import { clientAddress } from './acl.ts';
 import { DiskCache, type VariantMeta } from './cache/disk-cache.ts';
 import { SourceCache } from './cache/source-cache.ts';
+import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
 import { Coalescer } from './coalesce.ts';
 import type { EdgeMetrics } from './metrics.ts';
 import type { Metering } from './metering.ts';
@@ -54,6 +56,8 @@ interface Resolved {
   /** Decoded form of imagePath, what is fetched. */
   sourcePath: string;
   id: string;
+  /** Client hint headers the variant depends on (with clientHints), for `Vary`. */
+  varyHints: string[];
 }
 
 const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
@@ -289,7 +293,10 @@ export class EdgeHandler {
     if (!split.ok) throw new Refusal(400, 'bad-parameter', split.reason);
     const ruled = applyRules(split, origin.ruleSet);
     if (!ruled.ok) throw new Refusal(400, 'bad-parameter', ruled.reason);
-    const { params, imagePath } = ruled;
+    const { imagePath } = ruled;
+    const { params, vary: varyHints } = origin.clientHints
+      ? applyClientHints(ruled.params, req.headers)
+      : { params: ruled.params, vary: [] };
     if (isExpired(params.expires, new Date())) throw new Refusal(403, 'expired', 'expired');
     if (params.t && !origin.allowText)
       throw new Refusal(403, 'text-disabled', 'text overlays are not enabled for this organization');
@@ -301,12 +308,14 @@ export class EdgeHandler {
     }
     if (sourcePath === '/' || sourcePath.includes('\0') || SAFE_SEGMENT.test(sourcePath))
       throw new Refusal(400, 'bad-path', 'bad image path');
+    // Hints already are parameters; a fallback chain adds the element Accept selects.
     const variantKey = [
       printParams(params, { omitAccess: true }),
-      formatClass(params, req.headers.accept),
+      chainChoice(params.f, req.headers.accept) ?? '',
       origin.sourceDigest,
     ].join('|');
-    return { origin, params, imagePath, sourcePath, id: DiskCache.idOf(origin.id, imagePath, variantKey) };
+    const id = DiskCache.idOf(origin.id, imagePath, variantKey);
+    return { origin, params, imagePath, sourcePath, id, varyHints };
   }
 
   private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
@@ -325,6 +334,7 @@ export class EdgeHandler {
             accept,
             loadOverlay: async (path) => (await this.fetchSource(origin, path)).data,
             allowText: origin.allowText,
+            allowSvg: origin.allowSvg,
             limits: this.deps.limits,
           });
         } finally {
@@ -407,7 +417,9 @@ export class EdgeHandler {
       Expires: new Date(now + seconds * 1000).toUTCString(),
       'X-Cache': cacheStatus,
     };
-    if (meta.varyAccept) headers.Vary = 'Accept';
+    const vary = [...(meta.varyAccept ? ['Accept'] : []), ...resolved.varyHints];
+    if (vary.length > 0) headers.Vary = vary.join(', ');
+    if (resolved.origin.clientHints) headers['Accept-CH'] = ACCEPT_CH;
     if (matchesEtag(req.headers['if-none-match'], meta.etag)) return send(304, headers, EMPTY);
     send(200, headers, variant.data);
   }
@@ -459,21 +471,4 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
     const trimmed = tag.trim();
     return trimmed === '*' || trimmed === etag || trimmed === `W/${etag}`;
   });
-}
-
-/**
- * The part of the Accept header a variant depends on: only `webp:X` / `avif:X` look at it,
- * and only for whether the preferred type is explicitly accepted (as the pipeline decides).
- */
-function formatClass(params: ParsedParams, accept: string | undefined): string {
-  const f = params.f;
-  if (!f || !f.includes(':')) return '';
-  const preferred = `image/${f.split(':')[0]}`;
-  const accepted = (accept ?? '').split(',').some((range) => {
-    const [name = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    if (name !== preferred) return false;
-    const q = parameters.find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
-  return accepted ? 'preferred' : 'fallback';
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -23,6 +24,7 @@ import { createEdge, type Edge, type EdgeOptions } from '../src/index.ts';
 let photo: Buffer;
 let logo: Buffer;
 let bomb: Buffer;
+let animation: Buffer; // 3 frames, 200x100, red, green, blue, delays 100/200/300 ms, loop 2
 
 /** An HTTP origin on loopback that counts what it is asked for and can be told to fail. */
 class LocalOrigin {
@@ -43,7 +45,10 @@ class LocalOrigin {
           '/base/images/photo.jpg': [photo, 'image/jpeg'],
           '/base/images/logo.png': [logo, 'image/png'],
           '/base/images/bomb.png': [bomb, 'image/png'],
+          '/base/images/anim.gif': [animation, 'image/gif'],
           '/base/images/not-an-image.jpg': [Buffer.from('hello'), 'image/jpeg'],
+          '/base/images/drawing.svg': [drawing, 'image/svg+xml'],
+          '/base/images/tracking.svg': [tracking(this.port), 'image/svg+xml'],
         };
         if (path === '/base/images/moved.jpg')
           return res.writeHead(302, { location: '/base/images/photo.jpg' }).end();
@@ -95,6 +100,18 @@ async function size(body: Buffer): Promise<[number, number, string]> {
   const meta = await sharp(body).metadata();
   return [meta.width ?? 0, meta.height ?? 0, meta.format ?? ''];
 }
+
+// A 20x10 document: a black rectangle over its left half.
+const drawing = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">' +
+    '<rect width="10" height="10" fill="#000"/></svg>',
+);
+/** An SVG that would load a picture from the origin itself, were references followed. */
+const tracking = (port: number) =>
+  Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">' +
+      `<image href="http://127.0.0.1:${port}/base/images/pixel.png" width="20" height="10"/></svg>`,
+  );
 
 let server: TestServer;
 let origin: LocalOrigin;
@@ -158,6 +175,15 @@ beforeAll(async () => {
     .toBuffer();
   bomb = await sharp({ create: { width: 12000, height: 12000, channels: 3, background: '#000' } })
     .png({ compressionLevel: 9, palette: true })
+    .toBuffer();
+  const frame = (background: string) =>
+    sharp({ create: { width: 200, height: 100, channels: 3, background } })
+      .png()
+      .toBuffer();
+  animation = await sharp(await Promise.all(['#ff0000', '#00ff00', '#0000ff'].map(frame)), {
+    join: { animated: true },
+  })
+    .gif({ delay: [100, 200, 300], loop: 2 })
     .toBuffer();
   origin = new LocalOrigin();
   await origin.start();
@@ -603,6 +629,87 @@ describe('usage metering', () => {
   });
 });
 
+describe('image inputs and negotiation (issue 14)', () => {
+  it('walks an f= fallback chain by Accept, caching each choice apart', async () => {
+    const path = '/w=64,f=avif:webp:jpg/images/photo.jpg';
+    const clients = [
+      ['image/avif,image/webp,*/*', 'image/avif'],
+      ['image/webp,*/*', 'image/webp'],
+      ['*/*', 'image/jpeg'],
+    ] as const;
+    for (const [accept, type] of clients) {
+      const answer = await get(edge, plain.name, path, { accept });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe(type);
+      expect(answer.headers.vary).toBe('Accept');
+      expect(answer.headers['x-cache']).toBe('MISS');
+    }
+    // Each client gets its own cached variant back, never another's.
+    for (const [accept, type] of [...clients].reverse()) {
+      const answer = await get(edge, plain.name, path, { accept });
+      expect([answer.headers['x-cache'], answer.headers['content-type']]).toEqual(['HIT', type]);
+      expect((await size(answer.body))[0]).toBe(64);
+    }
+    const bounded = await get(edge, plain.name, '/f=avif:webp:png:gif:jpg:auto/images/photo.jpg');
+    expect(bounded.status).toBe(400);
+    expect(bounded.body.toString()).toContain('at most 5');
+  });
+
+  it('keeps the new origin settings off unless set', async () => {
+    const got = await client.call('origin.get', { originID: plain.originID });
+    expect(got.body.origin).toMatchObject({ enableClientHints: false, allowSvg: false });
+    const answer = await get(edge, plain.name, '/images/photo.jpg', {
+      'sec-ch-width': '300',
+      'sec-ch-dpr': '2',
+    });
+    expect(await size(answer.body)).toEqual([800, 600, 'jpeg']);
+    expect(answer.headers['accept-ch']).toBeUndefined();
+    expect(answer.headers.vary).toBeUndefined();
+  });
+
+  it('honours DPR and Width client hints where the origin enables them', async () => {
+    const hinted = await addOrigin({ enableClientHints: true });
+    expect(hinted).toMatchObject({ enableClientHints: true });
+    await edge.refreshOrigins();
+    const wide = await get(edge, hinted.name, '/q=70/images/photo.jpg', { 'sec-ch-width': '290' });
+    expect(await size(wide.body)).toEqual([300, 225, 'jpeg']);
+    expect(wide.headers['accept-ch']).toBe('Sec-CH-DPR, Sec-CH-Width, DPR, Width');
+    expect(wide.headers.vary).toBe('Sec-CH-Width, Width');
+    const dense = await get(edge, hinted.name, '/w=100,f=webp:jpg/images/photo.jpg', {
+      dpr: '2',
+      accept: '*/*',
+    });
+    expect(await size(dense.body)).toEqual([200, 150, 'jpeg']);
+    expect(dense.headers.vary).toBe('Accept, Sec-CH-DPR, DPR');
+    // The hint keys the variant: no hint is a variant of its own, and the URL's dpr wins.
+    const plainDpr = await get(edge, hinted.name, '/w=100,f=webp:jpg/images/photo.jpg', { accept: '*/*' });
+    expect([plainDpr.headers['x-cache'], (await size(plainDpr.body))[0]]).toEqual(['MISS', 100]);
+    const again = await get(edge, hinted.name, '/w=100,f=webp:jpg/images/photo.jpg', {
+      dpr: '2.04',
+      accept: '*/*',
+    });
+    expect([again.headers['x-cache'], (await size(again.body))[0]]).toEqual(['HIT', 200]);
+    const fixed = await get(edge, hinted.name, '/w=100,dpr=3/images/photo.jpg', { dpr: '2' });
+    expect((await size(fixed.body))[0]).toBe(300);
+    expect(fixed.headers.vary).toBeUndefined();
+    expect(fixed.headers['accept-ch']).toBe('Sec-CH-DPR, Sec-CH-Width, DPR, Width');
+  });
+
+  it('rasterises SVG only for origins that allow it, never following its references', async () => {
+    const refused = await get(edge, plain.name, '/w=200/images/drawing.svg');
+    expect([refused.status, refused.headers['ukiyo-error']]).toEqual([422, 'unsupported-format']);
+    const svgOrigin = await addOrigin({ allowSvg: true });
+    await edge.refreshOrigins();
+    const drawn = await get(edge, svgOrigin.name, '/w=200/images/drawing.svg');
+    expect(drawn.status).toBe(200);
+    expect(drawn.headers['content-type']).toBe('image/png');
+    expect(await size(drawn.body)).toEqual([200, 100, 'png']);
+    const unsafe = await get(edge, svgOrigin.name, '/w=200/images/tracking.svg');
+    expect([unsafe.status, unsafe.headers['ukiyo-error']]).toEqual([422, 'unsafe-svg']);
+    expect(origin.hitsOf('/images/pixel.png')).toBe(0);
+  });
+});
+
 // Fan-out needs a Redis server: REDIS_URL, else a local one when it answers.
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redisUp = await new Promise<boolean>((resolve) => {
@@ -615,6 +722,58 @@ const redisUp = await new Promise<boolean>((resolve) => {
   socket.once('connect', () => done(true));
   socket.once('error', () => done(false));
   socket.setTimeout(500, () => done(false));
+});
+
+describe('animations (issue 14)', () => {
+  it('keeps every frame of an animated GIF through a resize', async () => {
+    const answer = await get(edge, plain.name, '/w=100/images/anim.gif');
+    expect(answer.status, answer.body.toString()).toBe(200);
+    expect(answer.headers['content-type']).toBe('image/gif');
+    const meta = await sharp(answer.body, { animated: true }).metadata();
+    expect(meta).toMatchObject({ pages: 3, pageHeight: 50, width: 100, delay: [100, 200, 300], loop: 2 });
+    const { data } = await sharp(answer.body, { animated: true }).raw().toBuffer({ resolveWithObject: true });
+    const centre = (frame: number) => [...data.subarray(((frame * 50 + 25) * 100 + 50) * 4).subarray(0, 3)];
+    expect([0, 1, 2].map(centre)).toEqual([
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+    ]);
+    const through = await get(edge, plain.name, '/w=100,through=gif/images/anim.gif');
+    expect(through.body.equals(animation)).toBe(true);
+  });
+
+  it('converts an animated GIF to MP4, cached like any variant, and refuses a still with 400', async () => {
+    const answer = await get(edge, plain.name, '/w=100,f=mp4/images/anim.gif');
+    expect(answer.status, answer.body.toString()).toBe(200);
+    expect(answer.headers['content-type']).toBe('video/mp4');
+    expect(answer.headers['x-cache']).toBe('MISS');
+    // Read from a pipe, which only works when `moov` comes before the media (faststart).
+    const probe = JSON.parse(
+      execFileSync(
+        'ffprobe',
+        ['-v', 'error', '-count_frames', '-show_streams', '-show_format', '-of', 'json', '-i', 'pipe:0'],
+        { input: answer.body },
+      ).toString(),
+    ) as { streams: Array<Record<string, unknown>>; format: { duration: string } };
+    expect(probe.streams).toHaveLength(1);
+    expect(probe.streams[0]).toMatchObject({
+      codec_name: 'h264',
+      pix_fmt: 'yuv420p',
+      width: 100,
+      height: 50,
+    });
+    // The three frames and the 1 ms copy of the last that closes its delay.
+    expect(probe.streams[0]?.nb_read_frames).toBe('4');
+    expect(Number(probe.format.duration)).toBeCloseTo(0.6, 2);
+    const again = await get(edge, plain.name, '/w=100,f=mp4/images/anim.gif');
+    expect(again.headers['x-cache']).toBe('HIT');
+    expect(again.body.equals(answer.body)).toBe(true);
+
+    const still = await get(edge, plain.name, '/f=mp4/images/photo.jpg');
+    expect(still.status).toBe(400);
+    expect(still.headers['ukiyo-error']).toBe('not-animated');
+    expect(still.body.toString()).toContain('animated GIF and WebP');
+  });
 });
 
 describe.skipIf(!redisUp)('fan-out over Redis', () => {

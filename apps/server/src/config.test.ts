@@ -23,3 +23,14 @@ describe('loadConfig: live ICE settings', () => {
     );
   });
 });
+
+describe('loadConfig: EDGE_MAX_FRAMES', () => {
+  it('allows 1000 frames unless set', () => {
+    expect(loadConfig({}).EDGE_MAX_FRAMES).toBe(1000);
+    expect(loadConfig({ EDGE_MAX_FRAMES: '50' }).EDGE_MAX_FRAMES).toBe(50);
+  });
+
+  it.each(['0', '-1', '2.5', 'many'])('refuses %s', (value) => {
+    expect(() => loadConfig({ EDGE_MAX_FRAMES: value })).toThrow(/EDGE_MAX_FRAMES/);
+  });
+});

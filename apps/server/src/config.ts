@@ -127,6 +127,8 @@ const ConfigFields = z.object({
    * of about 1 ms of one core (packages/imaging budget.ts); past it 422. 0: no limit.
    */
   EDGE_TRANSFORM_BUDGET: z.coerce.number().int().min(0).default(3_000),
+  /** Frames an animated GIF or WebP may have to be converted as an animation; more: 422. */
+  EDGE_MAX_FRAMES: z.coerce.number().int().min(1).max(100_000).default(1_000),
   /** Public (cache) API calls per token and minute; past it 429 until the minute ends. */
   PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Live API calls per token and minute (ListPlaylistURLs polled every second is 60). */

@@ -225,6 +225,8 @@ export async function insertHttpOrigin(
       enableSignedUrl: false,
       signingSecretEnc: '',
       defaultCache: 3600,
+      enableClientHints: false,
+      allowSvg: false,
       description: '',
       config: { scheme: 'http', host, pathPrefix: '', rewriteHost: '' },
       acl: { isAllowList: false, cidrs: [] },

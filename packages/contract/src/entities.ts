@@ -137,6 +137,10 @@ export const Origin = z.object({
   enableSignedUrl: z.boolean(),
   signingSecret: z.string(),
   defaultCache: z.number(),
+  /** The edge honours DPR and Width client hints where the URL leaves the size open. */
+  enableClientHints: z.boolean(),
+  /** The edge rasterises this origin's SVG images (self-contained ones only). */
+  allowSvg: z.boolean(),
   description: z.string(),
   tlsCertificate: TlsCertificate.nullable(),
   conversionParameters: z.array(ConversionParameter),

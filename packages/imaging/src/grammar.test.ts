@@ -229,8 +229,20 @@ describe('parsePath', () => {
     ['ir=9', 'ir: must be 1..8'],
     ['or=0', 'or: must be 1..8'],
     ['r=left', 'r: expected an integer, got "left"'],
-    ['f=mp4', 'f: unsupported format "mp4"'],
-    ['f=webp:webp', 'f: unsupported format "webp:webp"'],
+    ['f=mov', 'f: unsupported format "mov"'],
+    ['f=webp:webp', 'f: a fallback chain names a format twice'],
+    ['f=webp:jpeg:jpg', 'f: a fallback chain names a format twice'],
+    ['f=auto:webp', 'f: auto may only end a fallback chain'],
+    ['f=avif:webp:png:gif:jpg:auto', 'f: a fallback chain has at most 5 formats'],
+    ['f=avif:', 'f: "" cannot stand in a fallback chain'],
+    ['f=avif:tiff', 'f: "tiff" cannot stand in a fallback chain'],
+    ['g=north', 'g: expected an integer, got "north"'],
+    ['ig=attention', 'ig: expected an integer, got "attention"'],
+    ['fp=0.5', 'fp: expected x:y (fractions 0..1)'],
+    ['fp=0.5:1.5', 'fp: must be at most 1'],
+    ['g=attention,fp=0.1:0.1', 'g=attention and fp exclude each other'],
+    ['g=entropy,oc=0:0:10:10', 'g=entropy cannot be combined with oc, ocr or or'],
+    ['l=(g=attention%2Fa.png)', 'l: g=attention applies to the main image only'],
     ['q=101', 'q: must be 0..100'],
     ['o=2', 'o: expected 0 or 1'],
     ['lossless=yes', 'lossless: expected 0 or 1'],
@@ -299,6 +311,40 @@ describe('printParams', () => {
     expect(formatPath({ w: 10 }, '/a.jpg', 'c/')).toBe('/c/w=10/a.jpg');
     expect(formatPath({}, 'a.jpg')).toBe('/a.jpg');
   });
+
+  it('keeps f=json and f=blurhash apart from the format they describe', () => {
+    expect(params('/f=json,w=10/a.jpg')).toEqual({ w: 10, info: 'json' });
+    expect(printParams(params('/f=blurhash,f=webp,w=10/a.jpg'))).toBe('w=10,f=webp,f=blurhash');
+    expect(printParams(params('/f=json,f=blurhash/a.jpg'))).toBe('f=blurhash');
+    for (const chained of ['webp:json', 'json:jpg', 'blurhash:auto', 'JSON']) {
+      expect(parsePath(`/f=${chained}/a.jpg`)).toMatchObject({ ok: false });
+    }
+  });
+
+  it('reads fallback chains of up to five formats, canonically', () => {
+    expect(params('/f=avif:webp:jpeg/a.jpg')).toEqual({ f: 'avif:webp:jpg' });
+    expect(printParams(params('/f=avif:webp:png:gif:auto/a.jpg'))).toBe('f=avif:webp:png:gif:auto');
+    expect(params('/f=webp:auto/a.jpg')).toEqual({ f: 'webp:auto' });
+  });
+
+  it('reads smart gravities and focal points', () => {
+    expect(params('/w=10,h=10,a=2,g=attention/a.jpg')).toEqual({ w: 10, h: 10, a: 2, g: 'attention' });
+    expect(printParams(params('/g=entropy,a=2,h=5,w=5,ir=auto/a.jpg'))).toBe('w=5,h=5,a=2,g=entropy,ir=auto');
+    expect(printParams(params('/fp=0.25:1,a=2/a.jpg'))).toBe('a=2,fp=0.25:1');
+    expect(params('/l=(fp=0:0.5,a=2%2Fa.png)/x.jpg').l?.[0]).toEqual({
+      a: 2,
+      fp: { x: 0, y: 0.5 },
+      path: '/a.png',
+    });
+  });
+
+  it('reads f=mp4, a format of its own that no fallback chain holds', () => {
+    expect(params('/f=mp4,w=10/a.gif')).toEqual({ w: 10, f: 'mp4' });
+    expect(printParams(params('/w=10,f=mp4/a.gif'))).toBe('w=10,f=mp4');
+    for (const chained of ['webp:mp4', 'mp4:gif', 'MP4']) {
+      expect(parsePath(`/f=${chained}/a.gif`)).toMatchObject({ ok: false });
+    }
+  });
 });
 
 // --- property-based -----------------------------------------------------------------------
@@ -306,6 +352,7 @@ describe('printParams', () => {
 const sortedPair = (a: number, b: number): [number, number] => (a < b ? [a, b] : [b, a]);
 const noNegativeZero = (v: number) => v + 0;
 const distinct = <T>(arb: fc.Arbitrary<T>) => fc.tuple(arb, arb).filter(([a, b]) => a !== b);
+const fraction = fc.double({ min: 0, max: 1, noNaN: true }).map(noNegativeZero);
 
 const colourArb = (not: Rgba): fc.Arbitrary<Rgba> =>
   fc
@@ -347,6 +394,7 @@ const geometryArb = {
   a: fc.constantFrom(0 as const, 2 as const, 3 as const),
   b: colourArb(white),
   g: gravityArb(5),
+  fp: fc.record({ x: fraction, y: fraction }),
   u: fc.constant(0 as const),
   ic: clipArb,
   ig: gravityArb(1),
@@ -437,13 +485,15 @@ const paramsArb = fc.record(
     dpr: positive(10).filter((v) => v !== 1),
     f: fc.constantFrom(
       ...(['jpg', 'png', 'gif', 'webp', 'avif', 'webp:auto', 'webp:jpg', 'webp:png', 'webp:gif'] as const),
-      ...(['avif:auto', 'avif:jpg', 'avif:png', 'avif:gif'] as const),
+      ...(['avif:auto', 'avif:jpg', 'avif:png', 'avif:gif', 'mp4'] as const),
+      ...(['avif:webp:jpg', 'png:avif:webp:gif:auto'] as const),
     ),
     q: fc.integer({ min: 0, max: 100 }).filter((q) => q !== 75),
     o: fc.constant(0 as const),
     lossless: fc.constant(1 as const),
     s: fc.constant(2 as const),
     through: fc.subarray(THROUGH, { minLength: 1 }),
+    info: fc.constantFrom('json' as const, 'blurhash' as const),
     unsharp: fc.oneof(
       fc.record({ radius: fc.integer({ min: 1, max: 1000 }), sigma: positive(10) }),
       fc.record({

@@ -10,6 +10,8 @@ export type RawParam = readonly [key: string, value: string];
 
 /** Keypad order: 1 top-left, 5 centre, 9 bottom-right. */
 export type Gravity = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+/** Beyond ImageFlux: `g=` for a=2 crops may name a strategy that looks at the pixels. */
+export type SmartGravity = 'attention' | 'entropy';
 /** EXIF orientation code. */
 export type Orientation = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
 /** Orientation code to undo, or `auto` for the image's own EXIF orientation. */
@@ -36,10 +38,21 @@ export interface Clip {
   rect: Rect;
 }
 
-export type FallbackFormat = 'auto' | 'jpg' | 'png' | 'gif';
-export type FormatParam =
-  'jpg' | 'png' | 'gif' | 'webp' | 'avif' | `webp:${FallbackFormat}` | `avif:${FallbackFormat}`;
+/** A format that may stand in an `f=` fallback chain. */
+export type ChainFormat = 'jpg' | 'png' | 'gif' | 'webp' | 'avif';
+/** The last element of a chain: the unconditional fallback. */
+export type FallbackFormat = ChainFormat | 'auto';
+/**
+ * `webp:X` and `avif:X` (ImageFlux), and beyond them chains such as `avif:webp:jpg`: every
+ * element but the last is sent when the Accept header names it, the last one otherwise. The
+ * grammar admits 2..paramLimits.formatChain distinct elements, `auto` only last.
+ */
+export type FormatChain = `${ChainFormat}:${string}`;
+/** `f=mp4`: an animated source as an H.264 video (ImageFlux's output format). */
+export type FormatParam = ChainFormat | FormatChain | 'mp4';
 export type ThroughFormat = 'jpg' | 'png' | 'gif' | 'webp' | 'bmp' | 'heic' | 'auto';
+/** `f=json` / `f=blurhash`: describe the image the rest of the URL produces instead of sending it. */
+export type InfoFormat = 'json' | 'blurhash';
 
 export interface Unsharp {
   radius: number;
@@ -67,8 +80,10 @@ export interface GeometryParams {
   a?: 0 | 2 | 3;
   /** Default opaque white. */
   b?: Rgba;
-  /** Default 5 (centre). */
-  g?: Exclude<Gravity, 5>;
+  /** Default 5 (centre); a strategy only for the main image. */
+  g?: Exclude<Gravity, 5> | SmartGravity;
+  /** Focal point, 0..1 fractions of the image being fitted: a=2 crops keep it in frame. */
+  fp?: { x: number; y: number };
   /** 0: never enlarge. */
   u?: 0;
   ic?: Clip;
@@ -130,6 +145,11 @@ export interface ParsedParams extends GeometryParams {
   dpr?: number;
   /** Default `auto`: the input's format. */
   f?: FormatParam;
+  /**
+   * `f=json` / `f=blurhash`. They choose the kind of answer, not the encoding, so they are kept
+   * apart from `f`: `f=webp,f=json` describes the WebP that `f=webp` alone would send.
+   */
+  info?: InfoFormat;
   /** Default 75. */
   q?: number;
   /** 0: no JPEG Huffman optimisation. */
@@ -180,6 +200,8 @@ export const paramLimits = {
   textLength: 1000,
   textSize: 1000,
   blurSigma: 100,
+  /** Elements of an `f=` fallback chain. */
+  formatChain: 5,
 } as const;
 
 export type Result<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -199,7 +221,7 @@ const ALIASES: ReadonlyMap<string, string> = new Map([
 ]);
 
 const MAIN_KEYS: ReadonlySet<string> = new Set([
-  ...['w', 'h', 'a', 'b', 'g', 'u', 'ic', 'icr', 'ig', 'oc', 'ocr', 'og', 'ir', 'or', 'dpr'],
+  ...['w', 'h', 'a', 'b', 'g', 'fp', 'u', 'ic', 'icr', 'ig', 'oc', 'ocr', 'og', 'ir', 'or', 'dpr'],
   ...['f', 'q', 'o', 'lossless', 's', 'through'],
   ...['unsharp', 'blur', 'grayscale', 'sepia', 'brightness', 'contrast', 'invert'],
   ...['l', 't', 'expires', 'sig'],
@@ -308,6 +330,7 @@ export function printParams(params: ParsedParams, options: { omitAccess?: boolea
   if (params.dpr !== undefined) out.push(`dpr=${decimal(params.dpr)}`);
   if (params.through) out.push(`through=${params.through.join(':')}`);
   if (params.f) out.push(`f=${params.f}`);
+  if (params.info) out.push(`f=${params.info}`);
   if (params.q !== undefined) out.push(`q=${params.q}`);
   if (params.o !== undefined) out.push(`o=${params.o}`);
   if (params.lossless) out.push(`lossless=${params.lossless}`);
@@ -401,7 +424,16 @@ function interpret(rawParams: readonly RawParam[]): ParsedParams {
       applyMain(params, key, percentDecode(raw, rawKey), rawKey);
     }
   }
+  checkSmartCrop(params);
   return params;
+}
+
+// A strategy finds its crop in the pixels as sharp resizes: nothing geometric may follow the
+// crop (the window's place is not known before), and it has no meaning beside a focal point.
+function checkSmartCrop(params: ParsedParams): void {
+  if (typeof params.g !== 'string') return;
+  if (params.fp) fail(`g=${params.g} and fp exclude each other`);
+  if (params.oc || params.or) fail(`g=${params.g} cannot be combined with oc, ocr or or`);
 }
 
 function unwrap(raw: string, key: string): string {
@@ -424,6 +456,7 @@ function applyMain(params: ParsedParams, key: string, value: string, label: stri
     case 'dpr':
       return put(params, 'dpr', unless(1, number(value, label, 0, paramLimits.dpr, true)));
     case 'f':
+      if (value === 'json' || value === 'blurhash') return put(params, 'info', value);
       return put(params, 'f', format(value));
     case 'q':
       return put(params, 'q', unless(defaults.quality, integer(value, label, 0, 100)));
@@ -472,7 +505,16 @@ function applyGeometry(target: GeometryParams, key: string, value: string, label
       put(target, 'b', unlessColour(defaults.background, colour(value, label)));
       return true;
     case 'g':
-      put(target, 'g', unless(defaults.gravity, gravity(value, label)) as GeometryParams['g']);
+      put(
+        target,
+        'g',
+        SMART_GRAVITIES.has(value)
+          ? (value as SmartGravity)
+          : (unless(defaults.gravity, gravity(value, label)) as GeometryParams['g']),
+      );
+      return true;
+    case 'fp':
+      put(target, 'fp', focalPoint(value, label));
       return true;
     case 'u':
       put(target, 'u', flag(value, label) === 0 ? 0 : undefined);
@@ -537,6 +579,7 @@ function parseOverlay(s: string): OverlayParams {
   }
   overlay.path = s.slice(i);
   if (overlay.path.length < 2) fail('l: missing the overlay image path');
+  if (typeof overlay.g === 'string') fail(`l: g=${overlay.g} applies to the main image only`);
   return overlay;
 }
 
@@ -627,6 +670,15 @@ function gravity(raw: string, key: string): Gravity {
   return integer(raw, key, 1, 9) as Gravity;
 }
 
+const SMART_GRAVITIES: ReadonlySet<string> = new Set<SmartGravity>(['attention', 'entropy']);
+
+function focalPoint(raw: string, key: string): GeometryParams['fp'] {
+  const parts = raw.split(':');
+  if (parts.length !== 2) fail(`${key}: expected x:y (fractions 0..1)`);
+  const [x, y] = parts.map((part) => number(part, key, 0, 1)) as [number, number];
+  return { x, y };
+}
+
 function colour(raw: string, key: string): Rgba {
   if (!/^[0-9a-fA-F]{6}(?:[0-9a-fA-F]{2})?$/.test(raw)) fail(`${key}: expected RRGGBB or RRGGBBAA`);
   const byte = (i: number) => parseInt(raw.slice(i, i + 2), 16);
@@ -655,19 +707,33 @@ function rotation(raw: string, key: string): Rotation | undefined {
 
 const FORMATS: ReadonlyMap<string, FormatParam | undefined> = new Map<string, FormatParam | undefined>([
   ['auto', undefined],
-  ...(['jpg', 'png', 'gif', 'webp', 'avif'] as const).map((f) => [f, f] as const),
-  ...(['webp', 'avif'] as const).flatMap((preferred) => [
-    ...(['auto', 'jpg', 'png', 'gif'] as const).map((fallback) => {
-      const f: FormatParam = `${preferred}:${fallback}`;
-      return [f, f] as const;
-    }),
-    [`${preferred}:jpeg`, `${preferred}:jpg`] as const,
-  ]),
+  ...(['jpg', 'png', 'gif', 'webp', 'avif', 'mp4'] as const).map((f) => [f, f] as const),
+]);
+
+/** Elements of a fallback chain as written (`jpeg` is `jpg`, as in `webp:jpeg`). */
+const CHAIN_ELEMENTS: ReadonlyMap<string, FallbackFormat> = new Map<string, FallbackFormat>([
+  ...(['auto', 'jpg', 'png', 'gif', 'webp', 'avif'] as const).map((f) => [f, f] as const),
+  ['jpeg', 'jpg'],
 ]);
 
 function format(raw: string): FormatParam | undefined {
+  if (raw.includes(':')) return formatChain(raw);
   if (!FORMATS.has(raw)) fail(`f: unsupported format ${show(raw)}`);
   return FORMATS.get(raw);
+}
+
+function formatChain(raw: string): FormatChain {
+  const parts = raw.split(':');
+  if (parts.length > paramLimits.formatChain)
+    fail(`f: a fallback chain has at most ${paramLimits.formatChain} formats`);
+  const chain = parts.map((part, i) => {
+    const element = CHAIN_ELEMENTS.get(part);
+    if (element === undefined) fail(`f: ${show(part)} cannot stand in a fallback chain`);
+    if (element === 'auto' && i < parts.length - 1) fail('f: auto may only end a fallback chain');
+    return element;
+  });
+  if (new Set(chain).size < chain.length) fail('f: a fallback chain names a format twice');
+  return chain.join(':') as FormatChain;
 }
 
 const THROUGH_ORDER: readonly ThroughFormat[] = ['jpg', 'png', 'gif', 'webp', 'bmp', 'heic', 'auto'];
@@ -758,6 +824,7 @@ function printGeometry(p: GeometryParams, out: string[]): void {
   if (p.a !== undefined) out.push(`a=${p.a}`);
   if (p.b) out.push(`b=${hex(p.b)}`);
   if (p.g !== undefined) out.push(`g=${p.g}`);
+  if (p.fp) out.push(`fp=${decimal(p.fp.x)}:${decimal(p.fp.y)}`);
   if (p.u !== undefined) out.push(`u=${p.u}`);
   if (p.ic) out.push(`${p.ic.unit === 'px' ? 'ic' : 'icr'}=${printRect(p.ic.rect)}`);
   if (p.ig !== undefined) out.push(`ig=${p.ig}`);

@@ -10,9 +10,11 @@ export {
   splitParams,
   splitPath,
   type Blur,
+  type ChainFormat,
   type Clip,
   type FallbackFormat,
   type Font,
+  type FormatChain,
   type FormatParam,
   type GeometryParams,
   type Gravity,
@@ -25,6 +27,7 @@ export {
   type Placement,
   type Prefix,
   type RawParam,
+  type SmartGravity,
   type SplitPathResult,
   type Rect,
   type Result,
@@ -32,6 +35,7 @@ export {
   type Rotation,
   type TextParams,
   type ThroughFormat,
+  type InfoFormat,
   type Unsharp,
 } from './grammar';
 export { sign, signedPathOf, signPath, verifySignature } from './signing';
@@ -53,7 +57,7 @@ export {
   type RuleSet,
 } from './rules';
 export { ImagingError, type ImagingErrorCode } from './pipeline/errors';
-export { CONTENT_TYPES, type InputFormat, type OutputFormat } from './pipeline/formats';
+export { chainChoice, CONTENT_TYPES, type InputFormat, type OutputFormat } from './pipeline/formats';
 export { MAX_SIDE } from './pipeline/geometry';
 export {
   transform,

@@ -21,8 +21,15 @@ export interface EdgeOrigin {
   acl: Acl;
   ruleSet: RuleSet;
   allowText: boolean;
+  /** DPR and Width client hints fill in sizes the URL leaves open. */
+  clientHints: boolean;
+  /** SVG images are rasterised (else they are unrecognised data). */
+  allowSvg: boolean;
   source: OriginSource;
-  /** Names the source settings in variant keys: a changed host or bucket never serves old variants. */
+  /**
+   * Names the source settings, and how its files are read, in variant keys: a changed host or
+   * bucket never serves old variants, nor does an SVG allowed or refused since.
+   */
   sourceDigest: string;
   /** The uploaded certificate of the custom domain (`originName`), for HTTPS by SNI. */
   tls: SecureContext | null;
@@ -308,8 +315,10 @@ export class OriginRegistry {
         acl: Acl.compile(row.acl),
         ruleSet,
         allowText: row.enable_text_overlay,
+        clientHints: row.enable_client_hints,
+        allowSvg: row.allow_svg,
         source,
-        sourceDigest: digest(JSON.stringify(source)),
+        sourceDigest: digest(JSON.stringify({ source, allowSvg: row.allow_svg })),
         tls,
       },
     };

@@ -6,6 +6,7 @@ import * as liveFleet from './migrations/0003-live-fleet.ts';
 import * as totpReplay from './migrations/0004-totp-replay.ts';
 import * as mailLinks from './migrations/0005-mail-links.ts';
 import * as dropAuthThrottle from './migrations/0006-drop-auth-throttle.ts';
+import * as originImageInputs from './migrations/0007-origin-image-inputs.ts';
 
 /** Ordered migrations, by name; files are never edited once landed. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-totp-replay': totpReplay,
   '0005-mail-links': mailLinks,
   '0006-drop-auth-throttle': dropAuthThrottle,
+  '0007-origin-image-inputs': originImageInputs,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema

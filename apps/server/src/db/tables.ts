@@ -106,6 +106,8 @@ export interface OriginTable {
   enable_signed_url: Generated<boolean>;
   signing_secret_enc: Generated<string>;
   default_cache: Generated<number>;
+  enable_client_hints: Generated<boolean>;
+  allow_svg: Generated<boolean>;
   description: Generated<string>;
   config: Json<Record<string, unknown>>;
   acl: Json<{ isAllowList: boolean; cidrs: string[] }>;

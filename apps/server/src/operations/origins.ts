@@ -91,6 +91,8 @@ function presentOrigin(
     enableSignedUrl: row.enable_signed_url,
     signingSecret: openSecret(secrets, row.signing_secret_enc),
     defaultCache: row.default_cache,
+    enableClientHints: row.enable_client_hints,
+    allowSvg: row.allow_svg,
     description: row.description,
     tlsCertificate: presentCertificate(certificate),
     conversionParameters: rules.map((rule) => ({

@@ -47,6 +47,8 @@ function sampleOriginValues(name: string, description: string): OriginValues {
     enableSignedUrl: false,
     signingSecretEnc: '',
     defaultCache: 86400,
+    enableClientHints: false,
+    allowSvg: false,
     description,
     config: { scheme: 'http', host: SAMPLE_ORIGIN_HOST, pathPrefix: '', rewriteHost: '' },
     acl: { isAllowList: false, cidrs: [] },

@@ -179,6 +179,8 @@ export async function originValues(
       enableSignedUrl: input.enableSignedUrl,
       signingSecretEnc: input.signingSecret ? deps.secrets.seal(input.signingSecret) : '',
       defaultCache: input.defaultCache,
+      enableClientHints: input.enableClientHints,
+      allowSvg: input.allowSvg,
       description: input.description,
       config,
       acl: { isAllowList: input.acl.isAllowList, cidrs: acl.cidrs },

@@ -47,6 +47,8 @@ export const OriginInput = z
       'validation.printableAscii',
     ),
     defaultCache: integer(0, 2147483647).default(0),
+    enableClientHints: bool().default(false),
+    allowSvg: bool().default(false),
     description: optionalText(1000),
     conversionParameters: z.array(ConversionParameterInput).max(100).default([]),
     overridableParameters: optionalText(1024),

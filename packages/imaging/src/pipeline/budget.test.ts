@@ -45,4 +45,31 @@ describe('Budget', () => {
     expect(price('jpeg')).toBeLessThan(700);
     expect(price('gif')).toBeGreaterThan(10_000);
   });
+
+  it("charges an overlay's compositing and a text's once per frame of the base", () => {
+    const layer = { width: 1000, height: 1000 };
+    const overlay = (frames: number) => {
+      const budget = new Budget({ maxCost: 0, timeoutMs: 0 });
+      budget.chargeOverlay({ format: 'png', size: layer }, layer, undefined, frames);
+      return budget.cost;
+    };
+    const text = (frames: number) => {
+      const budget = new Budget({ maxCost: 0, timeoutMs: 0 });
+      budget.chargeText({ text: 'a' }, layer, frames);
+      return budget.cost;
+    };
+    // Decoding the overlay (19 per MP) and drawing the text (100) once; compositing (25) each time.
+    expect(overlay(10) - overlay(1)).toBe(9 * 25);
+    expect(text(10) - text(1)).toBe(9 * 25);
+  });
+
+  it('counts milliseconds to the deadline for ffmpeg, and refuses past it', () => {
+    let now = 0;
+    const budget = new Budget({ maxCost: 0, timeoutMs: 2_500 }, () => now);
+    now += 1_000;
+    expect(budget.millisecondsLeft()).toBe(1_500);
+    now += 1_500;
+    expect(() => budget.millisecondsLeft()).toThrow(expect.objectContaining({ code: 'timeout' }));
+    expect(new Budget({ maxCost: 0, timeoutMs: 0 }).millisecondsLeft()).toBe(Infinity);
+  });
 });

@@ -23,9 +23,13 @@ const DECODE: Record<InputFormat, number> = {
   webp: 55,
   avif: 80,
   heic: 80,
+  // librsvg's cost follows the drawing, not the pixels: charged like the costliest decoders.
+  svg: 80,
   unknown: 80,
 };
-const ENCODE: Record<OutputFormat, number> = { jpeg: 15, png: 45, gif: 900, webp: 125, avif: 830 };
+// mp4: x264 at preset veryfast on one thread, ~50 per megapixel of noisy frames, plus the
+// conversion to yuv420p.
+const ENCODE: Record<OutputFormat, number> = { jpeg: 15, png: 45, gif: 900, webp: 125, avif: 830, mp4: 60 };
 const READ = 5;
 const RESAMPLE = 25;
 const COLOUR_MAP = 10;
@@ -70,10 +74,16 @@ export class Budget {
 
   /** Whole seconds left for sharp's `timeout` (it counts in seconds); past the deadline: 503. */
   secondsLeft(): number {
-    if (this.deadline === Infinity) return 0;
+    const left = this.millisecondsLeft();
+    return left === Infinity ? 0 : Math.ceil(left / 1000);
+  }
+
+  /** Time left before the deadline (Infinity without one); past it: 503. */
+  millisecondsLeft(): number {
+    if (this.deadline === Infinity) return Infinity;
     const left = this.deadline - this.now();
     if (left <= 0) throw new ImagingError('timeout', 'the conversion took too long');
-    return Math.ceil(left / 1000);
+    return left;
   }
 
   /** Decoding the base image and running its geometry, filters and encoder. */
@@ -102,17 +112,33 @@ export class Budget {
   }
 
   /**
-   * An overlay image: decoding it and compositing its layer; a mask spreads over the whole
-   * base (`maskedBase`), twice: once drawn, once composited.
+   * An overlay image: decoding it and compositing its layer onto each of the base's frames; a
+   * mask spreads over the whole base (`maskedBase`), twice: once drawn, once composited.
    */
-  chargeOverlay(input: { format: InputFormat; size: Size }, layer: Size, maskedBase?: Size): void {
+  chargeOverlay(
+    input: { format: InputFormat; size: Size },
+    layer: Size,
+    maskedBase: Size | undefined,
+    frames: number,
+  ): void {
     const composite = (megapixels(layer) + (maskedBase ? 2 * megapixels(maskedBase) : 0)) * RESAMPLE;
-    this.charge(megapixels(input.size) * (DECODE[input.format] + READ) + composite, 'overlays');
+    this.charge(megapixels(input.size) * (DECODE[input.format] + READ) + frames * composite, 'overlays');
   }
 
-  /** A text overlay: Pango draws the box once, or about a dozen times to ellipsize it. */
-  chargeText(text: TextParams, box: Size): void {
+  /**
+   * `f=json` / `f=blurhash` reading a result back: decoding it for the colour statistics and the
+   * hash (an upper estimate: JPEG and WebP shrink on load to the small copy those need).
+   */
+  chargeInfo(result: { format: InputFormat; size: Size }): void {
+    this.charge(megapixels(result.size) * (DECODE[result.format] + READ + RESAMPLE), 'describing the image');
+  }
+
+  /**
+   * A text overlay: Pango draws the box once, or about a dozen times to ellipsize it; it is
+   * composited onto each of the base's frames.
+   */
+  chargeText(text: TextParams, box: Size, frames: number): void {
     const renders = text.ellipsize ? 12 : 1;
-    this.charge(megapixels(box) * TEXT * renders + megapixels(box) * RESAMPLE, 'text overlays');
+    this.charge(megapixels(box) * (TEXT * renders + frames * RESAMPLE), 'text overlays');
   }
 }

@@ -7,6 +7,7 @@ import {
   MAX_SIDE,
   place,
   planGeometry,
+  rescaleSource,
   turnBox,
   turnSize,
   visibleBox,
@@ -66,6 +67,97 @@ describe('resize', () => {
       width: 400,
       height: 400,
     });
+  });
+
+  it('centres an a=2 crop on the focal point as far as the image allows', () => {
+    // 2000x1500 scaled to 533x400 for a 400x400 crop: the window slides along x only.
+    expect(output({ w: 400, h: 400, a: 2, fp: { x: 0.5, y: 0.5 } }).window.left).toBe(67);
+    expect(output({ w: 400, h: 400, a: 2, fp: { x: 0.6, y: 0.1 } }).window).toEqual({
+      left: 120,
+      top: 0,
+      width: 400,
+      height: 400,
+    });
+    expect(output({ w: 400, h: 400, a: 2, fp: { x: 0, y: 1 } }).window.left).toBe(0);
+    expect(output({ w: 400, h: 400, a: 2, fp: { x: 1, y: 0 } }).window.left).toBe(133);
+    // Portrait crop of a landscape image: 200x400 from 533x400; x=0.9 puts 480 px in the middle.
+    expect(output({ w: 200, h: 400, a: 2, fp: { x: 0.9, y: 0.5 } }).window.left).toBe(333);
+    expect(output({ w: 200, h: 400, a: 2, fp: { x: 0.7, y: 0.5 } }).window.left).toBe(273);
+    // The focal point is a fraction of the image being fitted: after an input clip.
+    const clipped = { ic: { unit: 'px' as const, rect: { x1: 1000, y1: 0, x2: 2000, y2: 1500 } } };
+    // 1000x1500 covers 100x300 at 200x300: 0.6 of it is 120 px in.
+    expect(output({ ...clipped, w: 100, h: 300, a: 2, fp: { x: 0.6, y: 0.5 } }).window).toEqual({
+      left: 70,
+      top: 0,
+      width: 100,
+      height: 300,
+    });
+    // Only crops: a fit, a pad or a box the image fills exactly ignore it.
+    expect(output({ w: 400, h: 400, a: 3, fp: { x: 0, y: 0 } }).window.top).toBe(-50);
+    expect(output({ w: 400, h: 300, a: 2, fp: { x: 0, y: 0 } }).window).toEqual({
+      left: 0,
+      top: 0,
+      width: 400,
+      height: 300,
+    });
+  });
+
+  it('keeps the focal point in every a=2 crop', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3000 }),
+        fc.integer({ min: 1, max: 3000 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (width, height, w, h, x, y) => {
+          const { scaled, window } = output({ w, h, a: 2, fp: { x, y } }, { width, height });
+          const [px, py] = [x * scaled.width, y * scaled.height];
+          expect(window.left).toBeGreaterThanOrEqual(0);
+          expect(window.top).toBeGreaterThanOrEqual(0);
+          expect(window.left + window.width).toBeLessThanOrEqual(scaled.width);
+          expect(window.top + window.height).toBeLessThanOrEqual(scaled.height);
+          // Inside the window, up to the pixel the point falls in.
+          expect(px).toBeGreaterThanOrEqual(window.left - 1);
+          expect(px).toBeLessThanOrEqual(window.left + window.width + 1);
+          expect(py).toBeGreaterThanOrEqual(window.top - 1);
+          expect(py).toBeLessThanOrEqual(window.top + window.height + 1);
+        },
+      ),
+    );
+  });
+
+  it('leaves a smart crop to sharp: the window has its size, the plan names the strategy', () => {
+    const plan = planGeometry(big, { w: 400, h: 400, a: 2, g: 'attention' }, env);
+    expect(plan.strategy).toBe('attention');
+    expect(plan.window).toMatchObject({ width: 400, height: 400 });
+    expect(plan.scaled).toEqual({ width: 533, height: 400 });
+    // Nothing to crop, or no crop mode: no strategy, the centre stands for it.
+    expect(planGeometry(big, { w: 400, h: 300, a: 2, g: 'entropy' }, env).strategy).toBeUndefined();
+    expect(planGeometry(big, { w: 400, h: 400, a: 3, g: 'entropy' }, env)).toMatchObject({
+      window: { left: 0, top: -50 },
+    });
+    expect(planGeometry(big, { w: 400, a: 2, g: 'entropy' }, env).strategy).toBeUndefined();
+  });
+
+  it('scales the crop with a source drawn at another size', () => {
+    const plan = planGeometry({ width: 100, height: 50 }, { w: 400 }, env);
+    expect(rescaleSource(plan, { width: 400, height: 200 }).crop).toEqual({
+      left: 0,
+      top: 0,
+      width: 400,
+      height: 200,
+    });
+    const clipped = planGeometry(
+      { width: 100, height: 50 },
+      { ic: { unit: 'px', rect: { x1: 10, y1: 5, x2: 60, y2: 30 } }, w: 200 },
+      env,
+    );
+    const drawn = rescaleSource(clipped, { width: 300, height: 150 });
+    expect(drawn.crop).toEqual({ left: 30, top: 15, width: 150, height: 75 });
+    expect(drawn.scaled).toEqual(clipped.scaled);
+    expect(drawn.window).toEqual(clipped.window);
   });
 
   it('clamps sizes to the limits', () => {

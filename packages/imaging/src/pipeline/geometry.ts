@@ -3,7 +3,15 @@
 // operations in an order of its own; so each step rewrites a symbolic Plan, and render.ts
 // expresses the finished Plan with one sharp pipeline.
 
-import type { Clip, GeometryParams, Gravity, Orientation, Placement, Rotation } from '../grammar';
+import type {
+  Clip,
+  GeometryParams,
+  Gravity,
+  Orientation,
+  Placement,
+  Rotation,
+  SmartGravity,
+} from '../grammar';
 import { ImagingError } from './errors';
 
 export interface Size {
@@ -33,6 +41,11 @@ export interface Plan {
   scaled: Size;
   turn: Turn;
   window: Box;
+  /**
+   * An a=2 crop placed by looking at the pixels: sharp chooses the window's place as it
+   * resizes (the grammar lets no clip or rotation follow), `window` only gives its size.
+   */
+  strategy?: SmartGravity;
 }
 
 export interface GeometryRequest extends GeometryParams {
@@ -83,7 +96,11 @@ function inputRotation(plan: Plan, request: GeometryRequest, env: GeometryEnv): 
 function resize(plan: Plan, request: GeometryRequest, env: GeometryEnv): Plan {
   // Nothing has narrowed the window yet, so it is the whole (turned) image.
   const target = resizeTarget(sizeOf(plan.window), request, env);
-  return { ...plan, scaled: turnSize(target.scaled, plan.turn), window: target.window };
+  const resized = { ...plan, scaled: turnSize(target.scaled, plan.turn), window: target.window };
+  const cropped = target.window.width < target.scaled.width || target.window.height < target.scaled.height;
+  return typeof request.g === 'string' && request.a === 2 && cropped
+    ? { ...resized, strategy: request.g }
+    : resized;
 }
 
 function outputClip(plan: Plan, request: GeometryRequest): Plan {
@@ -116,7 +133,9 @@ function resizeTarget(current: Size, request: GeometryRequest, env: GeometryEnv)
   const enlarge = request.u !== 0;
   if (w !== undefined && h !== undefined) {
     const box = within({ width: w, height: h }, env);
-    return boxTarget(current, box, request.a ?? 1, request.g ?? 5, enlarge, env.maxSide);
+    // A strategy's crop is placed by sharp; the centre stands for it in the plan.
+    const gravity = typeof request.g === 'number' ? request.g : 5;
+    return boxTarget(current, box, { ...request, gravity, enlarge, maxSide: env.maxSide });
   }
   // Only one side (or none): the other follows the aspect ratio whatever the mode.
   let scale = w !== undefined ? w / current.width : h !== undefined ? h / current.height : 1;
@@ -128,11 +147,15 @@ function resizeTarget(current: Size, request: GeometryRequest, env: GeometryEnv)
 function boxTarget(
   current: Size,
   box: Size,
-  mode: 0 | 1 | 2 | 3,
-  gravity: Gravity,
-  enlarge: boolean,
-  maxSide: number,
+  options: {
+    a?: 0 | 2 | 3;
+    gravity: Gravity;
+    fp?: GeometryRequest['fp'];
+    enlarge: boolean;
+    maxSide: number;
+  },
 ): Target {
+  const { a: mode = 1, gravity, fp, enlarge, maxSide } = options;
   const limit = (scale: number) => (enlarge ? scale : Math.min(scale, 1));
   const fit = limit(Math.min(box.width / current.width, box.height / current.height));
   switch (mode) {
@@ -152,7 +175,8 @@ function boxTarget(
       // A very thin box would otherwise scale the image far past the limits before cropping.
       const scaled = scaleSize(current, Math.min(cover, maxSide / current.width, maxSide / current.height));
       const shown = { width: Math.min(box.width, scaled.width), height: Math.min(box.height, scaled.height) };
-      return { scaled, window: { ...anchor(gravity, scaled, shown), ...shown } };
+      const at = fp ? around(fp, scaled, shown) : anchor(gravity, scaled, shown);
+      return { scaled, window: { ...at, ...shown } };
     }
     case 3: {
       const scaled = scaleSize(current, fit);
@@ -230,6 +254,28 @@ function anchor(gravity: Gravity, outer: Size, inner: Size): { left: number; top
     left: along(column(gravity), outer.width, inner.width),
     top: along(row(gravity), outer.height, inner.height),
   };
+}
+
+/** Top-left corner of `inner` centred on a focal point of `outer` (0..1 fractions), kept inside. */
+function around(point: { x: number; y: number }, outer: Size, inner: Size): { left: number; top: number } {
+  const axis = (at: number, extent: number, length: number) =>
+    Math.min(Math.max(Math.round(at * extent - length / 2), 0), extent - length);
+  return { left: axis(point.x, outer.width, inner.width), top: axis(point.y, outer.height, inner.height) };
+}
+
+/**
+ * The same plan over the source rendered at another size (an SVG rasterised at the scale of
+ * the output, so that it is drawn sharp rather than enlarged): the crop is scaled with it.
+ */
+export function rescaleSource(plan: Plan, source: Size): Plan {
+  const sx = source.width / plan.source.width;
+  const sy = source.height / plan.source.height;
+  const { crop } = plan;
+  const left = Math.min(Math.round(crop.left * sx), source.width - 1);
+  const top = Math.min(Math.round(crop.top * sy), source.height - 1);
+  const right = Math.min(Math.max(Math.round((crop.left + crop.width) * sx), left + 1), source.width);
+  const bottom = Math.min(Math.max(Math.round((crop.top + crop.height) * sy), top + 1), source.height);
+  return { ...plan, source, crop: { left, top, width: right - left, height: bottom - top } };
 }
 
 /**

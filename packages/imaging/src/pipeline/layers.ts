@@ -26,6 +26,8 @@ export interface LayerContext {
   maxInputPixels: number;
   maxPixels: number;
   budget: Budget;
+  /** Frames of the base: the layers are composited onto every frame of an animation. */
+  frames: number;
 }
 
 export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): Promise<OverlayOptions[]> {
@@ -41,7 +43,7 @@ export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): 
   const at = place(overlay, ctx.base, sizeOf(plan.window));
   const shown = onBase(at, ctx.base);
   if (!shown) return outsideMask(overlay.mask, ctx.base);
-  ctx.budget.chargeOverlay(opened, shown, overlay.mask && ctx.base);
+  ctx.budget.chargeOverlay(opened, shown, overlay.mask && ctx.base, ctx.frames);
   const narrowed = narrowWindow(plan, { ...shown, left: shown.left - at.left, top: shown.top - at.top });
   const background = overlay.b ?? defaults.background;
   const image = visibleBox(narrowed)
@@ -54,7 +56,7 @@ export async function overlayLayers(overlay: OverlayParams, ctx: LayerContext): 
 
 export async function textLayers(text: TextParams, ctx: LayerContext): Promise<OverlayOptions[]> {
   const wrapWidth = text.w ?? ctx.base.width;
-  ctx.budget.chargeText(text, estimatedTextBox(text, wrapWidth, ctx.maxPixels));
+  ctx.budget.chargeText(text, estimatedTextBox(text, wrapWidth, ctx.maxPixels), ctx.frames);
   const content = text.ellipsize ? await ellipsized(text, wrapWidth) : text.text;
   const rendered = await renderText(text, content, wrapWidth);
   const box = { width: text.w ?? rendered.info.width, height: text.h ?? rendered.info.height };

@@ -1,12 +1,19 @@
 // Turning plans and parameters into sharp calls. Together with layers.ts and transform.ts
 // this folder is the only code that touches sharp.
 
-import sharp, { type Color, type Matrix3x3, type Sharp } from 'sharp';
+import sharp, { type AnimationOptions, type Color, type Matrix3x3, type Sharp } from 'sharp';
 import { defaults, type Orientation, type ParsedParams, type Rgba } from '../grammar';
 import type { Budget } from './budget';
 import { ImagingError } from './errors';
-import { isDecodable, sniffFormat, type DecodableFormat, type OutputFormat } from './formats';
+import {
+  inputFormat,
+  isDecodable,
+  type DecodableFormat,
+  type InputFormat,
+  type OutputFormat,
+} from './formats';
 import { orientedSize, visibleBox, type Plan, type Size } from './geometry';
+import { checkSvg } from './svg';
 
 export interface OpenedImage {
   image: Sharp;
@@ -16,21 +23,48 @@ export interface OpenedImage {
   hasAlpha: boolean;
   /** Frames decoded: sharp opens the first page of an animation only. */
   frames: number;
+  /**
+   * The file's animation when it holds several frames (`image` is the first of them;
+   * animation.ts opens them all): each frame's delay in ms and the loop count (0: forever).
+   */
+  animation: { frames: number; delays: number[]; loop: number } | null;
 }
+
+export interface SvgInput {
+  /** The origin lets its SVG images be rasterised. */
+  allowed: boolean;
+  /** Dots per inch to draw at (librsvg's 72 gives the document's own size). */
+  density?: number;
+}
+
+const UNSUPPORTED: Partial<Record<InputFormat, string>> = {
+  unknown: 'not a recognised image format',
+  heic: 'HEIC (HEVC) images cannot be converted by this edge; through=heic sends them unconverted',
+};
 
 /**
  * Opens an image after checking its format, and its pixel count from the header alone:
- * sharp's limitInputPixels refuses a decompression bomb before any pixel is decoded.
+ * sharp's limitInputPixels refuses a decompression bomb before any pixel is decoded. SVG is
+ * checked to be self-contained first, and drawn with librsvg's memory limits kept.
  */
-export async function openImage(data: Buffer, maxInputPixels: number): Promise<OpenedImage> {
-  const format = sniffFormat(data);
+export async function openImage(
+  data: Buffer,
+  maxInputPixels: number,
+  svg: SvgInput = { allowed: false },
+): Promise<OpenedImage> {
+  const format = inputFormat(data, svg.allowed);
   if (!isDecodable(format)) {
     throw new ImagingError(
       'unsupported-format',
-      format === 'unknown' ? 'not a recognised image format' : `${format} images cannot be converted`,
+      UNSUPPORTED[format] ?? `${format} images cannot be converted`,
     );
   }
-  const image = sharp(data, { limitInputPixels: maxInputPixels, failOn: 'error' });
+  if (format === 'svg') await checkEmbedded(checkSvg(data), maxInputPixels);
+  const image = sharp(data, {
+    limitInputPixels: maxInputPixels,
+    failOn: 'error',
+    ...(format === 'svg' ? { unlimited: false, density: svg.density ?? 72 } : {}),
+  });
   const meta = await run(() => image.metadata());
   const orientation = (meta.orientation ?? 1) as Orientation;
   return {
@@ -40,7 +74,23 @@ export async function openImage(data: Buffer, maxInputPixels: number): Promise<O
     format,
     hasAlpha: meta.hasAlpha,
     frames: 1,
+    animation:
+      meta.pages && meta.pages > 1
+        ? { frames: meta.pages, delays: meta.delay ?? [], loop: meta.loop ?? 0 }
+        : null,
   };
+}
+
+/** librsvg decodes the raster images an SVG embeds whole: their pixels count against the limit. */
+async function checkEmbedded(images: Buffer[], maxInputPixels: number): Promise<void> {
+  let pixels = 0;
+  for (const embedded of images) {
+    const meta = await run(() => sharp(embedded).metadata());
+    pixels += meta.width * meta.height * (meta.pages ?? 1);
+    if (pixels > maxInputPixels) {
+      throw new ImagingError('too-large', 'the SVG embeds images with more pixels than allowed');
+    }
+  }
 }
 
 /** Runs sharp work, turning its failures (corrupt or truncated data) into ImagingErrors. */
@@ -83,6 +133,18 @@ export function applyPlan(image: Sharp, plan: Plan, background: Rgba): Sharp {
   const visible = visibleBox(plan);
   if (!visible) throw new ImagingError('empty-clip', 'the output clip holds only padding');
   if (crop.width !== source.width || crop.height !== source.height) image.extract(crop);
+  if (plan.strategy) {
+    // sharp scales to cover the window and places it by the strategy in one pass. Turning first
+    // puts the window in the turned image, as the plan has it; nothing geometric follows.
+    if (turn.flop) image.flop();
+    if (turn.angle) image.rotate(turn.angle);
+    return image.resize({
+      width: window.width,
+      height: window.height,
+      fit: 'cover',
+      position: sharp.strategy[plan.strategy],
+    });
+  }
   image.resize({ width: scaled.width, height: scaled.height, fit: 'fill' });
   if (turn.flop) image.flop();
   if (turn.angle) image.rotate(turn.angle);
@@ -135,6 +197,13 @@ export function applyFilters(image: Sharp, params: ParsedParams): Sharp {
   return image;
 }
 
+/** Whether any filter (blur included) changes the pixels. */
+export function hasFilters(params: ParsedParams): boolean {
+  return (
+    Boolean(params.blur || params.unsharp || params.grayscale || params.sepia) || hasLinearFilter(params)
+  );
+}
+
 /** Whether the filters include the linear map, which sharp runs after compositing. */
 export function hasLinearFilter(params: ParsedParams): boolean {
   const { a, b } = linearFilter(params);
@@ -163,13 +232,15 @@ function multiply(m: Matrix3x3, n: Matrix3x3): Matrix3x3 {
 /**
  * Encoder settings. `q` is JPEG-like: AVIF reaches similar quality with lower numbers, so it
  * gets two thirds of it (75 -> 50, sharp's own default). AVIF effort stays low so that cache
- * misses remain fast. s=2 writes back only the orientation tag still in force.
+ * misses remain fast. s=2 writes back only the orientation tag still in force. An animation's
+ * frames keep their delays and loop count (`animation`); mp4 is encoded by video.ts instead.
  */
 export function applyOutput(
   image: Sharp,
   format: OutputFormat,
   params: ParsedParams,
   orientation: Orientation,
+  animation?: AnimationOptions,
 ): Sharp {
   const quality = Math.max(1, params.q ?? defaults.quality);
   switch (format) {
@@ -180,10 +251,10 @@ export function applyOutput(
       image.png();
       break;
     case 'gif':
-      image.gif();
+      image.gif(animation);
       break;
     case 'webp':
-      image.webp({ quality, lossless: params.lossless === 1 });
+      image.webp({ quality, lossless: params.lossless === 1, ...animation });
       break;
     case 'avif':
       image.avif({ quality: Math.max(1, Math.round((quality * 2) / 3)), effort: 3 });

@@ -1,11 +1,16 @@
 import sharp from 'sharp';
 import { crc32 } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parsePath } from '../grammar';
-import { ImagingError } from './errors';
-import { transform, type TransformRequest, type TransformResult } from './transform';
-
-const limits = { maxInputPixels: 40_000_000, maxOutputPixels: 40_000_000, maxCost: 0, timeoutMs: 0 };
+import {
+  canvas,
+  convert as convertPath,
+  failure,
+  noise,
+  noLimits,
+  transparent,
+  type Rectangle,
+} from './test-fixtures';
+import type { TransformRequest } from './transform';
 
 let photo: Buffer; // 2000x1500 JPEG, red grows left to right, green top to bottom
 let small: Buffer; // 200x150 JPEG
@@ -31,54 +36,25 @@ async function gradient(width: number, height: number): Promise<Buffer> {
 beforeAll(async () => {
   photo = await gradient(2000, 1500);
   small = await gradient(200, 150);
-  const block = (colour: string) => ({
-    create: { width: 15, height: 10, channels: 3 as const, background: colour },
-  });
-  quadrants = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#000' } })
-    .composite([
-      { input: block('#ff0000'), left: 0, top: 0 },
-      { input: block('#00ff00'), left: 15, top: 0 },
-      { input: block('#0000ff'), left: 0, top: 10 },
-      { input: block('#ffffff'), left: 15, top: 10 },
-    ])
+  const block = (left: number, top: number, colour: string) => ({ left, top, width: 15, height: 10, colour });
+  quadrants = await canvas(30, 20, '#000', [
+    block(0, 0, '#ff0000'),
+    block(15, 0, '#00ff00'),
+    block(0, 10, '#0000ff'),
+    block(15, 10, '#ffffff'),
+  ])
     .png()
     .toBuffer();
-  alpha = await sharp({
-    create: { width: 400, height: 300, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
-  })
-    .composite([
-      {
-        input: { create: { width: 200, height: 300, channels: 4, background: '#0000ff' } },
-        left: 200,
-        top: 0,
-      },
-    ])
+  alpha = await canvas(400, 300, transparent, [
+    { left: 200, top: 0, width: 200, height: 300, colour: '#0000ff' },
+  ])
     .png()
     .toBuffer();
-  logo = await sharp({ create: { width: 100, height: 50, channels: 3, background: '#ff0000' } })
-    .png()
-    .toBuffer();
+  logo = await canvas(100, 50, '#ff0000').png().toBuffer();
 });
 
-async function convert(
-  path: string,
-  source: Buffer,
-  options: Partial<TransformRequest> = {},
-): Promise<TransformResult> {
-  const parsed = parsePath(path);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return transform({
-    source,
-    params: parsed.params,
-    loadOverlay: async (overlayPath) => {
-      if (overlayPath === '/logo.png') return logo;
-      throw new Error(`no ${overlayPath}`);
-    },
-    allowText: true,
-    limits,
-    ...options,
-  });
-}
+const convert = (path: string, source: Buffer, options: Partial<TransformRequest> = {}) =>
+  convertPath(path, source, { overlays: { '/logo.png': logo }, ...options });
 
 async function pixels(data: Buffer) {
   const { data: raw, info } = await sharp(data).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -87,15 +63,6 @@ async function pixels(data: Buffer) {
     at: (x: number, y: number) => [...raw.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4)],
     raw,
   };
-}
-
-async function failure(work: Promise<unknown>): Promise<ImagingError> {
-  const error = await work.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ImagingError);
-  return error as ImagingError;
 }
 
 describe('resize modes', () => {
@@ -136,7 +103,7 @@ describe('resize modes', () => {
   });
 
   it('scales down to the output pixel limit', async () => {
-    const result = await convert('/w=400/a.jpg', photo, { limits: { ...limits, maxOutputPixels: 10_000 } });
+    const result = await convert('/w=400/a.jpg', photo, { limits: { ...noLimits, maxOutputPixels: 10_000 } });
     expect(result).toMatchObject({ width: 115, height: 86 });
   });
 });
@@ -409,7 +376,7 @@ describe('bad input', () => {
       await failure(convert('/w=100/a.heic', Buffer.from('\0\0\0\x18ftypheic\0\0\0\0mif1heic'))),
     ).toMatchObject({
       code: 'unsupported-format',
-      message: 'heic images cannot be converted',
+      message: 'HEIC (HEVC) images cannot be converted by this edge; through=heic sends them unconverted',
     });
     expect(await failure(convert('/w=100/a.jpg', photo.subarray(0, 2000)))).toMatchObject({
       code: 'invalid-image',
@@ -419,7 +386,7 @@ describe('bad input', () => {
 });
 
 describe('cost budget and deadline', () => {
-  const budgeted = (maxCost: number, timeoutMs = 0) => ({ limits: { ...limits, maxCost, timeoutMs } });
+  const budgeted = (maxCost: number, timeoutMs = 0) => ({ limits: { ...noLimits, maxCost, timeoutMs } });
 
   it('refuses a conversion over the budget from the headers alone, before decoding', async () => {
     // The first 2000 bytes hold the header but not the pixels: decoding would fail as invalid.
@@ -438,21 +405,125 @@ describe('cost budget and deadline', () => {
   });
 
   it('stops a conversion past its deadline with a 503', async () => {
-    const large = await sharp({
-      create: {
-        width: 4000,
-        height: 3000,
-        channels: 3,
-        background: '#000',
-        noise: { type: 'gaussian', mean: 128, sigma: 40 },
-      },
-    })
-      .jpeg()
-      .toBuffer();
+    const large = await noise(4000, 3000, 40).jpeg().toBuffer();
     const started = Date.now();
     const error = await failure(convert('/blur=1x100,unsharp=2x10,f=png/a.jpg', large, budgeted(0, 500)));
     expect(error).toMatchObject({ code: 'timeout', status: 503 });
     // sharp counts in whole seconds: the pipeline is stopped within about one.
     expect(Date.now() - started).toBeLessThan(2_500);
+  });
+});
+
+describe('smart crops', () => {
+  // A smooth grey field with a small black, white and red checkerboard near the right edge:
+  // the only detail, colour and contrast in the picture.
+  let scene: Buffer;
+  const patch = { left: 1040, top: 60, size: 120 };
+
+  beforeAll(async () => {
+    const squares: Rectangle[] = [];
+    for (let y = 0; y < patch.size; y += 10) {
+      for (let x = 0; x < patch.size; x += 10) {
+        const colour = ['#000000', '#ffffff', '#ff0000'][(x / 10 + y / 10) % 3]!;
+        squares.push({ left: patch.left + x, top: patch.top + y, width: 10, height: 10, colour });
+      }
+    }
+    scene = await canvas(1200, 800, '#8c8c8c', squares).jpeg({ quality: 95 }).toBuffer();
+  });
+
+  /** Pixels of the output far from the grey field: how much of the patch the crop shows. */
+  async function patchPixels(data: Buffer): Promise<number> {
+    const { raw, info } = await pixels(data);
+    let count = 0;
+    for (let i = 0; i < info.width * info.height; i++) {
+      const [r = 0, g = 0, b = 0] = raw.subarray(i * 4, i * 4 + 3);
+      if (Math.max(Math.abs(r - 140), Math.abs(g - 140), Math.abs(b - 140)) > 60) count++;
+    }
+    return count;
+  }
+
+  it.each(['attention', 'entropy'])('g=%s keeps the detailed patch that a centre crop misses', async (g) => {
+    // 1200x800 covers 300x300 at 450x300: the patch lands at x 390..435, right of the centre crop.
+    const centre = await convert('/w=300,h=300,a=2/x.jpg', scene);
+    const smart = await convert(`/w=300,h=300,a=2,g=${g}/x.jpg`, scene);
+    expect([smart.width, smart.height]).toEqual([300, 300]);
+    expect(await patchPixels(centre.data)).toBeLessThan(50);
+    // The patch is 45x45 px once scaled: nearly all of it is in the smart crop.
+    expect(await patchPixels(smart.data)).toBeGreaterThan(1500);
+  });
+
+  it('finds the patch in the turned image after an input rotation', async () => {
+    // ir=6 turns clockwise: the patch goes from the top right to the bottom right.
+    const smart = await convert('/w=300,h=300,a=2,g=attention,ir=6/x.jpg', scene);
+    expect([smart.width, smart.height]).toEqual([300, 300]);
+    expect(await patchPixels(smart.data)).toBeGreaterThan(1500);
+  });
+
+  it('keeps a focal point in frame', async () => {
+    const centre = patch.left + patch.size / 2;
+    const focal = await convert(`/w=300,h=300,a=2,fp=${centre / 1200}:0.5/x.jpg`, scene);
+    expect(await patchPixels(focal.data)).toBeGreaterThan(1500);
+  });
+});
+
+describe('SVG input', () => {
+  // A 20x10 document: a black rectangle over its left half.
+  const drawing = Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10" viewBox="0 0 20 10">' +
+      '<rect x="0" y="0" width="10" height="10" fill="#000"/></svg>',
+  );
+  const allowed = { allowSvg: true };
+
+  it('is unrecognised data unless the origin allows it', async () => {
+    expect(await failure(convert('/w=100/a.svg', drawing))).toMatchObject({ code: 'unsupported-format' });
+    const passed = await convert('/through=auto/a.svg', drawing);
+    expect(passed).toMatchObject({ passedThrough: true, contentType: 'application/octet-stream' });
+  });
+
+  it('is drawn at the requested size, sharp rather than enlarged', async () => {
+    const result = await convert('/w=400/a.svg', drawing, allowed);
+    expect(result).toMatchObject({ width: 400, height: 200, format: 'png' });
+    const { at, info } = await pixels(result.data);
+    // Along the middle row: opaque black up to x=200, then transparent, with no blurred ramp.
+    const row = Array.from({ length: info.width }, (_, x) => at(x, 100)[3]!);
+    expect(row.filter((alpha) => alpha > 5 && alpha < 250).length).toBeLessThanOrEqual(2);
+    expect(at(195, 100)).toEqual([0, 0, 0, 255]);
+    expect(at(205, 100)[3]).toBe(0);
+    // An input clip in the document's own pixels, drawn at the output's scale too.
+    const clipped = await convert('/ic=5:0:15:10,w=300/a.svg', drawing, allowed);
+    expect([clipped.width, clipped.height]).toEqual([300, 300]);
+    const half = await pixels(clipped.data);
+    expect(half.at(140, 150)).toEqual([0, 0, 0, 255]);
+    expect(half.at(160, 150)[3]).toBe(0);
+    expect((await convert('/f=jpg,w=40/a.svg', drawing, allowed)).format).toBe('jpeg');
+  });
+
+  it('refuses documents that are not self-contained, or too large', async () => {
+    const external = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg"><image href="http://127.0.0.1:9/a.png"/></svg>',
+    );
+    expect(await failure(convert('/w=10/a.svg', external, allowed))).toMatchObject({ code: 'unsafe-svg' });
+    const entity = Buffer.from('<!DOCTYPE svg [<!ENTITY a "a">]><svg xmlns="http://www.w3.org/2000/svg"/>');
+    expect(await failure(convert('/w=10/a.svg', entity, allowed))).toMatchObject({ code: 'unsafe-svg' });
+    const huge = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="100000"><rect width="9" height="9"/></svg>',
+    );
+    const small = { ...allowed, limits: { ...noLimits, maxInputPixels: 100_000 } };
+    // A few kilobytes of PNG that librsvg would decode into 9 MP: measured from its header first.
+    const bomb = await canvas(3000, 3000, '#000').png().toBuffer();
+    const embedding = (png: Buffer) =>
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">' +
+          `<image width="20" height="10" href="data:image/png;base64,${png.toString('base64')}"/></svg>`,
+      );
+    expect(await failure(convert('/w=10/a.svg', embedding(bomb), small))).toMatchObject({
+      code: 'too-large',
+    });
+    const drawnWithImage = await convert('/w=40/a.svg', embedding(logo), small);
+    expect((await pixels(drawnWithImage.data)).at(20, 10)).toEqual([255, 0, 0, 255]);
+    expect(await failure(convert('/w=100/a.svg', huge, small))).toMatchObject({ code: 'too-large' });
+    // Never drawn beyond the input pixel limit: larger outputs are enlarged from that.
+    const bounded = await convert('/w=4000/a.svg', drawing, small);
+    expect([bounded.width, bounded.height]).toEqual([4000, 2000]);
   });
 });

@@ -32,6 +32,8 @@ export interface OriginFormValues {
   enableSignedUrl: boolean;
   signingSecret: string;
   defaultCache: string;
+  enableClientHints: boolean;
+  allowSvg: boolean;
   conversionParameters: { pattern: string; path: string; parameter: string; disallowOverride: boolean }[];
   overridableParameters: string;
   aclMode: 'deny' | 'allow';
@@ -83,6 +85,8 @@ export function formValuesOf(origin: Origin | null, mode: 'create' | 'copy' | 'u
       enableSignedUrl: false,
       signingSecret: '',
       defaultCache: '0',
+      enableClientHints: false,
+      allowSvg: false,
       conversionParameters: [],
       overridableParameters: '',
       aclMode: 'deny',
@@ -120,6 +124,8 @@ export function formValuesOf(origin: Origin | null, mode: 'create' | 'copy' | 'u
     enableSignedUrl: origin.enableSignedUrl,
     signingSecret: origin.signingSecret,
     defaultCache: String(origin.defaultCache),
+    enableClientHints: origin.enableClientHints,
+    allowSvg: origin.allowSvg,
     conversionParameters: origin.conversionParameters.map(
       ({ pattern, path, parameter, disallowOverride }) => ({
         pattern,
@@ -151,6 +157,8 @@ export function originInputOf(values: OriginFormValues, originID: number): Origi
     enableSignedUrl: values.enableSignedUrl,
     signingSecret: values.signingSecret,
     defaultCache: Number(values.defaultCache),
+    enableClientHints: values.enableClientHints,
+    allowSvg: values.allowSvg,
     description: values.description,
     conversionParameters: values.conversionParameters.map((rule) => ({ conversionParameterID: -1, ...rule })),
     overridableParameters: values.overridableParameters,

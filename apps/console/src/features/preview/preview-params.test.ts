@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryPath, parameterString, savingPercent, type PreviewControls } from './preview-params.ts';
+import {
+  deliveryPath,
+  infoParameters,
+  parameterString,
+  savingPercent,
+  type PreviewControls,
+} from './preview-params.ts';
 
 const controls = (over: Partial<PreviewControls> = {}): PreviewControls => ({
   width: '',
@@ -37,6 +43,11 @@ describe('preview parameters', () => {
   it('puts the parameters before the image path', () => {
     expect(deliveryPath('w=400', 'fuji.jpg')).toBe('/w=400/fuji.jpg');
     expect(deliveryPath('', '/photos/cat.jpg')).toBe('/photos/cat.jpg');
+  });
+
+  it('asks f=json of the same variant, after the format it describes', () => {
+    expect(infoParameters('w=400,f=webp')).toBe('w=400,f=webp,f=json');
+    expect(infoParameters('')).toBe('f=json');
   });
 
   it('gives the saving in percent with one decimal', () => {

@@ -10,7 +10,18 @@ export interface PreviewControls {
   extra: string;
 }
 
-export const FORMATS = ['', 'auto', 'jpg', 'png', 'webp', 'avif', 'gif', 'webp:auto', 'avif:auto'] as const;
+export const FORMATS = [
+  '',
+  'auto',
+  'jpg',
+  'png',
+  'webp',
+  'avif',
+  'gif',
+  'mp4',
+  'webp:auto',
+  'avif:auto',
+] as const;
 export const COMPARED_FORMATS = ['jpg', 'webp', 'avif'] as const;
 
 const positiveInt = (value: string) => /^\d+$/.test(value.trim()) && Number(value) > 0;
@@ -30,6 +41,21 @@ export function parameterString(controls: PreviewControls, formatOverride?: stri
     .filter((part) => part !== '' && !(formatOverride !== undefined && part.startsWith('f=')));
   parts.push(...extra);
   return parts.join(',');
+}
+
+/**
+ * The original as the origin has it: `through` sends every format it can name unconverted (only
+ * AVIF and TIFF are not among them), so the bytes measured are the origin's own, not a copy
+ * re-encoded by the edge.
+ */
+export const ORIGINAL_PARAMETERS = 'through=jpg:png:gif:webp:bmp:heic';
+
+/**
+ * The `f=json` answer for a variant. It goes after the other parameters: `f=json` is kept apart
+ * from the format, so `f=webp,f=json` describes the WebP.
+ */
+export function infoParameters(parameters: string): string {
+  return parameters ? `${parameters},f=json` : 'f=json';
 }
 
 /** The path after the host: `/{parameters}/{image path}`, or just the image path. */

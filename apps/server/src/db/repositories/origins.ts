@@ -12,6 +12,8 @@ export interface OriginValues {
   enableSignedUrl: boolean;
   signingSecretEnc: string;
   defaultCache: number;
+  enableClientHints: boolean;
+  allowSvg: boolean;
   description: string;
   config: Record<string, unknown>;
   acl: { isAllowList: boolean; cidrs: string[] };
@@ -144,6 +146,8 @@ function columns(values: OriginValues) {
     enable_signed_url: values.enableSignedUrl,
     signing_secret_enc: values.signingSecretEnc,
     default_cache: values.defaultCache,
+    enable_client_hints: values.enableClientHints,
+    allow_svg: values.allowSvg,
     description: values.description,
     config: JSON.stringify(values.config),
     acl: JSON.stringify(values.acl),

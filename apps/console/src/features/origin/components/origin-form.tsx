@@ -447,6 +447,17 @@ export function OriginForm({
             />
           </Col>
         </Row>
+        {(['enableClientHints', 'allowSvg'] as const).map((setting) => (
+          <Form.Group key={setting} className="mb-3" controlId={`origin-${setting}`}>
+            <Form.Check
+              type="switch"
+              label={t(`origin.${setting}`)}
+              {...register(setting)}
+              data-testid={`origin-${setting}`}
+            />
+            <Form.Text>{t(`origin.${setting}Help`)}</Form.Text>
+          </Form.Group>
+        ))}
         <h3 className="h6">{t('origin.rulesTitle')}</h3>
         <p className="small text-body-secondary">{t('origin.rulesLead')}</p>
         <RulesTable

@@ -12,14 +12,19 @@ import { useTranslation } from 'react-i18next';
 import { CopyButton } from '../../../components/copy-button.tsx';
 import { FieldError } from '../../../components/field-error.tsx';
 import { formatCount } from '../../../lib/usage-format.ts';
+import { useImageInfo } from '../image-info.ts';
 import {
   COMPARED_FORMATS,
   deliveryPath,
   FORMATS,
+  infoParameters,
+  ORIGINAL_PARAMETERS,
   parameterString,
   savingPercent,
   type PreviewControls,
 } from '../preview-params.ts';
+import { ImageInfoCard } from './image-info-card.tsx';
+import { PreviewMedia } from './preview-media.tsx';
 
 /** An origin the tester can use: `key` identifies it to `resolveUrls`. */
 export interface PreviewOrigin {
@@ -37,6 +42,8 @@ interface Requested {
   originKey: string;
   original: string;
   converted: string;
+  /** The `f=json` answer of `converted`. */
+  info: string;
   compared: { format: string; url: string }[];
 }
 
@@ -46,10 +53,30 @@ type Facts =
   | { state: 'failed'; status: number; code: string }
   | { state: 'loaded'; src: string; bytes: number; type: string; width: number; height: number };
 
+/** Width and height of a video, read from its metadata by an element outside the page. */
+function videoSize(src: string): Promise<{ width: number; height: number }> {
+  return new Promise((resolve, reject) => {
+    const video = document.createElement('video');
+    video.muted = true;
+    video.preload = 'metadata';
+    video.onloadedmetadata = () => resolve({ width: video.videoWidth, height: video.videoHeight });
+    video.onerror = () => reject(new Error('unreadable video'));
+    video.src = src;
+  });
+}
+
+async function imageSize(blob: Blob): Promise<{ width: number; height: number }> {
+  const bitmap = await createImageBitmap(blob);
+  const size = { width: bitmap.width, height: bitmap.height };
+  bitmap.close();
+  return size;
+}
+
 /**
  * Fetches an image the way a page would and measures it: bytes and type from the response,
- * dimensions from decoding it. The edge answers with CORS, so its bytes are readable here.
- * Panels are keyed by URL, so a new URL starts from 'loading' in a new panel.
+ * dimensions from decoding it (an MP4 result from its metadata). The edge answers with CORS,
+ * so its bytes are readable here. Panels are keyed by URL, so a new URL starts from 'loading'
+ * in a new panel.
  */
 function useImageFacts(url: string): Facts {
   const [facts, setFacts] = useState<Facts>({ state: 'loading' });
@@ -68,17 +95,9 @@ function useImageFacts(url: string): Facts {
           return;
         }
         const blob = await response.blob();
-        const bitmap = await createImageBitmap(blob);
         objectUrl = URL.createObjectURL(blob);
-        setFacts({
-          state: 'loaded',
-          src: objectUrl,
-          bytes: blob.size,
-          type: blob.type,
-          width: bitmap.width,
-          height: bitmap.height,
-        });
-        bitmap.close();
+        const size = blob.type.startsWith('video/') ? await videoSize(objectUrl) : await imageSize(blob);
+        setFacts({ state: 'loaded', src: objectUrl, bytes: blob.size, type: blob.type, ...size });
       } catch {
         if (!controller.signal.aborted) setFacts({ state: 'failed', status: 0, code: '' });
       }
@@ -96,21 +115,15 @@ function ImagePanel({
   url,
   baseline,
   testId,
-  onLoaded,
 }: {
   title: ReactNode;
   url: string;
   /** The original's size, for the saving. */
   baseline?: number;
   testId: string;
-  onLoaded?: (bytes: number) => void;
 }) {
   const { t, i18n } = useTranslation();
   const facts = useImageFacts(url);
-  const bytes = facts.state === 'loaded' ? facts.bytes : undefined;
-  useEffect(() => {
-    if (bytes !== undefined) onLoaded?.(bytes);
-  }, [bytes, onLoaded]);
   const saving = facts.state === 'loaded' && baseline ? savingPercent(baseline, facts.bytes) : null;
   return (
     <Card className="shadow-sm border-0 h-100" data-testid={testId} data-state={facts.state}>
@@ -128,7 +141,9 @@ function ImagePanel({
       </Card.Header>
       <div className="preview-canvas">
         {facts.state === 'loading' && <Spinner animation="border" variant="secondary" />}
-        {facts.state === 'loaded' && <img src={facts.src} alt={t('preview.imageAlt', { url })} />}
+        {facts.state === 'loaded' && (
+          <PreviewMedia src={facts.src} type={facts.type} alt={t('preview.imageAlt', { url })} />
+        )}
         {facts.state === 'failed' && (
           <Alert variant="danger" className="m-3 small" data-testid="preview-error">
             {facts.status ? t('preview.refused', { status: facts.status }) : t('preview.unreachable')}
@@ -145,7 +160,7 @@ function ImagePanel({
           <span data-testid="preview-dimensions" data-width={facts.width} data-height={facts.height}>
             {t('preview.dimensions', { width: facts.width, height: facts.height })}
           </span>
-          <span data-testid="preview-format">{facts.type.replace('image/', '').toUpperCase()}</span>
+          <span data-testid="preview-format">{facts.type.replace(/^(image|video)\//, '').toUpperCase()}</span>
           <span data-testid="preview-bytes" data-bytes={facts.bytes}>
             {t('preview.bytes', { value: formatCount(facts.bytes, i18n.language) })}
           </span>
@@ -163,7 +178,9 @@ function Results({
   actions?: (url: string, originKey: string) => ReactNode;
 }) {
   const { t } = useTranslation();
-  const [originalBytes, setOriginalBytes] = useState<number>();
+  const info = useImageInfo(requested.info);
+  // The origin's own byte count, as the edge read it: what the savings are measured against.
+  const originalBytes = info.state === 'loaded' ? info.info.original.bytes : undefined;
   return (
     <>
       <Card className="shadow-sm border-0 mb-4">
@@ -194,7 +211,6 @@ function Results({
             title={t('preview.original')}
             url={requested.original}
             testId="preview-original"
-            onLoaded={setOriginalBytes}
           />
         </Col>
         <Col md={6}>
@@ -207,6 +223,7 @@ function Results({
           />
         </Col>
       </Row>
+      <ImageInfoCard url={requested.info} info={info} />
       {requested.compared.length > 0 && (
         <>
           <h2 className="h5">{t('preview.compareTitle')}</h2>
@@ -269,9 +286,11 @@ export function PreviewTester({
   const submit = handleSubmit(async ({ originKey, path, compare, ...controls }) => {
     if (!originKey) return setError('originKey', { message: 'cache.selectOrigin' });
     if (!path.trim()) return setError('path', { message: 'validation.required' });
+    const parameters = parameterString(controls);
     const paths = [
-      deliveryPath('', path),
-      deliveryPath(parameterString(controls), path),
+      deliveryPath(ORIGINAL_PARAMETERS, path),
+      deliveryPath(parameters, path),
+      deliveryPath(infoParameters(parameters), path),
       ...(compare
         ? COMPARED_FORMATS.map((format) => deliveryPath(parameterString(controls, format), path))
         : []),
@@ -280,11 +299,12 @@ export function PreviewTester({
     try {
       const urls = await resolveUrls(originKey, paths);
       if (!urls) return;
-      const [original = '', converted = '', ...compared] = urls;
+      const [original = '', converted = '', info = '', ...compared] = urls;
       setRequested({
         originKey,
         original,
         converted,
+        info,
         compared: compared.map((url, index) => ({ format: COMPARED_FORMATS[index]!, url })),
       });
     } finally {
