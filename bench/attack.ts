@@ -10,7 +10,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { fuzzPaths } from '../apps/edge/test/fuzz-urls.ts';
-import { createOrigin, report, startServer } from './lib.ts';
+import { createOrigin, portBase, report, startServer } from './lib.ts';
 
 const ATTACKERS = Number(process.env.ATTACKERS ?? 8);
 const PHASE_SECONDS = Number(process.env.ATTACK_SECONDS ?? 20);
@@ -61,7 +61,7 @@ const origin = createServer((req, res) => {
 await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const originHost = `127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
-const edgePort = 20000 + Math.floor(Math.random() * 20000);
+const edgePort = portBase();
 const metricsPort = edgePort + 3;
 const admin = { email: 'attack@example.com', password: 'attack-password-123' };
 const server = await startServer({

@@ -21,6 +21,7 @@ import {
   mean,
   photoLike,
   pool,
+  portBase,
   report,
   round2,
   startEdge,
@@ -57,7 +58,7 @@ function peakRssMb(pid: number): number {
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 async function startNginx(root: string): Promise<{ port: number; process: ChildProcess }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = portBase();
   const prefix = mkdtempSync(join(tmpdir(), 'ukiyo-nginx-'));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(

@@ -12,10 +12,18 @@ import sharp, { type Sharp } from 'sharp';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Starts `npm start`'s server process on a fresh DATA_DIR and waits until it answers. */
+/**
+ * A port for a process of the bench, with a few free ones after it: below Linux's ephemeral
+ * range (32768 and up), where the machine's own outgoing connections would collide with it.
+ */
+export function portBase(): number {
+  return 10_000 + Math.floor(Math.random() * 20_000);
+}
+
 export async function startServer(
   env: Record<string, string>,
 ): Promise<{ url: string; process: ChildProcess }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = portBase();
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: {
@@ -104,7 +112,7 @@ export async function startPostgres(): Promise<{ url: string; process: ChildProc
   ]);
   const init = spawnSync(initCommand!, initArgs, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = portBase();
   const [command, ...args] = run('postgres', [
     '-D',
     join(dir, 'data'),
@@ -273,7 +281,7 @@ export async function startEdge(options: {
   env?: Record<string, string>;
 }): Promise<BenchEdge> {
   const admin = { email: 'bench@example.com', password: 'bench-password-123' };
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = portBase();
   const database = options.postgres ? await startPostgres() : null;
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   const stop = async () => {

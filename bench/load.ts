@@ -16,7 +16,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createOrigin, photoLike, report, startServer } from './lib.ts';
+import { createOrigin, photoLike, portBase, report, startServer } from './lib.ts';
 
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 600);
 const CAPACITY_SECONDS = Number(process.env.CAPACITY_SECONDS ?? 20);
@@ -75,7 +75,7 @@ const origin = createServer((_req, res) =>
 await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
 
 const database = await freshDatabase();
-const edgePort = 20000 + Math.floor(Math.random() * 20000);
+const edgePort = portBase();
 const metricsPort = edgePort + 3;
 const EMAIL = 'load@example.com';
 const PASSWORD = 'load-password-123';

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { churnElsewhere } from '../apps/server/test/origin-churn.ts';
-import { call, createOrigin, report, startServer } from './lib.ts';
+import { call, createOrigin, portBase, report, startServer } from './lib.ts';
 
 const SECONDS = Number(process.env.ISOLATION_SECONDS ?? 30);
 const MISS_INTERVAL_MS = 500;
@@ -54,7 +54,7 @@ const origin = createServer((_req, res) =>
 await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const originHost = `127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
-const edgePort = 20000 + Math.floor(Math.random() * 20000);
+const edgePort = portBase();
 const admin = { email: 'isolation@example.com', password: 'isolation-password-123' };
 const server = await startServer({
   BOOTSTRAP_ADMIN_EMAIL: admin.email,
