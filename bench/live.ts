@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { Permission } from '@ukiyo/contract';
 import { createLive } from '../apps/live/src/index.ts';
 import { onAirLog } from '../apps/live/test/on-air-log.ts';
-import { freePort } from '../apps/live/test/ports.ts';
+import { freePort, freeUdpPort } from '../apps/server/test/processes.ts';
 import { publish } from '../apps/live/test/publisher.ts';
 import { servePublisherPage, type SoraPublished } from '../apps/live/test/sora-publisher.ts';
 import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
@@ -394,7 +394,7 @@ const aiortcUsable = () =>
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
   // Ports known before the live server exists: the ingest URLs its API answers name them.
-  const ports = { live: await freePort(), rtmp: await freePort(), srt: await freePort() };
+  const ports = { live: await freePort(), rtmp: await freePort(), srt: await freeUdpPort() };
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',

@@ -10,7 +10,7 @@ import { randomToken, tokenDigest } from '../../server/src/crypto/tokens.ts';
 import type { Config } from '../../server/src/config.ts';
 import type { TestServer } from '../../server/test/harness.ts';
 import { createLive, type Live, type LiveOptions } from '../src/index.ts';
-import { freePort } from './ports.ts';
+import { freePort } from '../../server/test/processes.ts';
 
 export const run = promisify(execFile);
 

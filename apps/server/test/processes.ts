@@ -141,6 +141,7 @@ export async function processEnv(extra: Record<string, string>): Promise<Record<
     EDGE_PORT: String(await freePort()),
     EDGE_TLS_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
+    LIVE_RTMP_PORT: String(await freePort()),
     LIVE_SRT_PORT: String(await freeUdpPort()),
     DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-proc-')),
     LOG_LEVEL: 'warn',
