@@ -4,13 +4,14 @@
 // headers and bodies as sent, compressed or not) until the login form shows. Chromium asks for
 // `gzip, deflate, br, zstd`, on plain HTTP to loopback too.
 import { chromium, type CDPSession } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { report } from './lib.ts';
 
 const url = new URL('/auth/login', process.argv[2] ?? process.env.CONSOLE_URL ?? 'http://127.0.0.1:8080');
 
 const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'],
+  executablePath: CHROMIUM_PATH,
+  args: CHROMIUM_ARGS,
 });
 try {
   const context = await browser.newContext();

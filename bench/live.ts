@@ -34,6 +34,7 @@ import { createLive } from '../apps/live/src/index.ts';
 import { onAirLog } from '../apps/live/test/on-air-log.ts';
 import { freePort, freeUdpPort } from '../apps/server/test/processes.ts';
 import { publish } from '../apps/live/test/publisher.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { servePublisherPage, type SoraPublished } from '../apps/live/test/sora-publisher.ts';
 import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
@@ -165,7 +166,6 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const PYTHON = '/usr/bin/python3';
 const AIORTC_PUBLISHER = fileURLToPath(new URL('../apps/live/test/aiortc-publisher.py', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** aiortc's own offer and media (320x180 at 15 fps, a sine tone), for 60 s at most. */
 function startAiortc(whipUrl: string, token: string): Started {
@@ -238,23 +238,11 @@ async function chromiumStack(): Promise<
     }
   | undefined
 > {
-  if (!existsSync(CHROMIUM)) return undefined;
+  if (!existsSync(CHROMIUM_PATH)) return undefined;
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-features=WebRtcHideLocalIpsWithMdns',
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-    ],
+    executablePath: CHROMIUM_PATH,
+    args: [...CHROMIUM_ARGS, '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
   });
   const pageServer = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
