@@ -1,6 +1,6 @@
 // Animations through the edge (issue 14) against the tools it wraps, in one interleaved run:
 // - GIF: a 640x480 animated GIF of 12 frames to a ~400 px wide animated GIF, every width new
-//   (a miss): CPU per request of `npm start`'s process <= 1.10x a bare sharp script doing the
+//   (a miss): CPU per request of the edge process <= 1.10x a bare sharp script doing the
 //   same resize with the same encoder settings;
 // - MP4: the same GIF with f=mp4 at ~400 px: CPU per request of the process and of the ffmpeg
 //   it runs <= 1.10x the ffmpeg command line converting the GIF itself (its own GIF decoder,
@@ -84,7 +84,6 @@ const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 const edge = await startEdge({
   origin: { host: `127.0.0.1:${origin.port}`, pathPrefix: '' },
   probePath: '/w=10/anim.gif',
-  postgres: true,
   agent,
 });
 try {

@@ -1,7 +1,7 @@
 // f=json (issue 14): the info answer served from the edge's cache, in requests per second
 // (target >= 500 req/s), beside the image variant it describes served the same way; and what a
 // miss costs, f=json against the plain variant, on widths nobody asked for before.
-// The edge runs in `npm start`'s process; the load comes from this one.
+// The edge runs in its own process (start:edge); the load comes from this one.
 import autocannon from 'autocannon';
 import { mean, photoLike, report, serveFiles, startEdge } from './lib.ts';
 
@@ -12,11 +12,9 @@ const MISSES = Number(process.env.BENCH_MISSES ?? 20);
 
 const photo = await photoLike(2000, 1500).jpeg({ quality: 85 }).toBuffer();
 const origin = await serveFiles({ '/photo.jpg': { contentType: 'image/jpeg', body: photo } });
-// On the database `npm start` would use (PGlite unless DATABASE_URL is set): hits never reach it.
 const edge = await startEdge({
   origin: { host: `127.0.0.1:${origin.port}`, pathPrefix: '' },
   probePath: '/w=10/photo.jpg',
-  postgres: false,
 });
 try {
   // Misses, one at a time so each time is the request's own: f=json does the conversion and

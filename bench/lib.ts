@@ -1,7 +1,16 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { once } from 'node:events';
-import { createServer, request, type Agent } from 'node:http';
+import { createServer, request, type Agent, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +20,6 @@ import sharp, { type Sharp } from 'sharp';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Starts `npm start`'s server process on a fresh DATA_DIR and waits until it answers. */
 /**
  * A port for a process of the bench, with a few free ones after it: below Linux's ephemeral
  * range (32768 and up), where the machine's own outgoing connections would collide with it.
@@ -20,11 +28,16 @@ export function portBase(): number {
   return 10_000 + Math.floor(Math.random() * 20_000);
 }
 
+/**
+ * Starts `npm start`'s server process (or another server entry) on a fresh DATA_DIR and waits
+ * until it answers.
+ */
 export async function startServer(
   env: Record<string, string>,
+  entry = 'apps/server/src/main.ts',
 ): Promise<{ url: string; process: ChildProcess }> {
   const port = portBase();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -216,12 +229,14 @@ export function getWithHost(
   host: string,
   path: string,
   agent?: Agent,
-): Promise<{ status: number; body: Buffer }> {
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -253,63 +268,100 @@ export async function serveFiles(
   return { port: (origin.address() as AddressInfo).port, close: () => origin.close() };
 }
 
-/** `npm start`'s process serving one origin through its edge, as startEdge leaves it. */
+/** The image edge in its own process, serving one origin, as startEdge leaves it. */
 export interface BenchEdge {
   port: number;
   /** The origin's host name on the edge. */
   host: string;
-  /** The server process, which the edge runs in: the one to measure. */
+  /** The edge process (with workers, their primary): the one to measure, with processTree. */
   pid: number;
   /** A GET through the edge for the origin. */
   get(path: string): Promise<{ status: number; body: Buffer }>;
-  /** Stops the server, then the PostgreSQL started for it. */
+  /** Stops the edge and the console server, then the PostgreSQL started for them. */
   stop(): Promise<void>;
 }
 
 /**
- * `npm start`'s process with its edge on a port of its own and one HTTP origin over `origin`
- * (added by the bootstrap administrator), once the edge serves `probePath` from it. With
- * `postgres`, on PostgreSQL (startPostgres) so that the database's work is not counted in the
- * process measured. A failure on the way stops what was started: no PostgreSQL outlives a
- * server that did not start.
+ * The image edge as production runs it: its own process (`npm run start:edge`, access log on,
+ * written to a file) on PostgreSQL (startPostgres), beside a console server on the same
+ * database through which the bootstrap administrator adds one HTTP origin over `origin`;
+ * returned once the edge serves `probePath` from it. A failure on the way stops what was
+ * started: no PostgreSQL outlives a server that did not start.
  */
 export async function startEdge(options: {
   origin: { host: string; pathPrefix: string };
   probePath: string;
-  postgres: boolean;
   agent?: Agent;
+  /** The edge process's environment, over start:edge's. */
   env?: Record<string, string>;
 }): Promise<BenchEdge> {
   const admin = { email: 'bench@example.com', password: 'bench-password-123' };
   const port = portBase();
-  const database = options.postgres ? await startPostgres() : null;
+  const database = await startPostgres();
+  const shared = {
+    DATABASE_URL: database.url,
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-bench-')),
+    SECRET_KEY: randomBytes(32).toString('base64'),
+    ALLOW_PRIVATE_ORIGINS: '1',
+  };
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let edge: ChildProcess | undefined;
   const stop = async () => {
-    // The server first: it flushes its counters to the database on the way out.
+    // The edge first: it flushes its counters to the database on the way out.
+    if (edge) await stopProcess(edge);
     if (server) await stopProcess(server.process);
-    stopPostgres(database?.process ?? null);
+    stopPostgres(database.process);
   };
   try {
-    server = await startServer({
-      BOOTSTRAP_ADMIN_EMAIL: admin.email,
-      BOOTSTRAP_ADMIN_PASSWORD: admin.password,
-      EDGE_PORT: String(port),
-      ALLOW_PRIVATE_ORIGINS: '1',
-      ...(database ? { DATABASE_URL: database.url } : {}),
-      ...options.env,
-    });
-    const get = (host: string, path: string) => getWithHost(port, host, path, options.agent);
-    const host = await createOrigin(
-      server.url,
-      admin,
-      options.origin,
-      async (candidate) => (await get(candidate, options.probePath)).status === 200,
+    server = await startServer(
+      { ...shared, BOOTSTRAP_ADMIN_EMAIL: admin.email, BOOTSTRAP_ADMIN_PASSWORD: admin.password },
+      'apps/server/src/main-server.ts',
     );
-    return { port, host, pid: server.process.pid!, get: (path) => get(host, path), stop };
+    const log = openSync(join(shared.DATA_DIR, 'edge.log'), 'a');
+    // BENCH_EDGE_NODE_ARGS: flags for the edge's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+    const nodeArgs = process.env.BENCH_EDGE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    edge = spawn(
+      process.execPath,
+      [
+        ...nodeArgs,
+        ...(process.env.BENCH_EDGE_ENTRY
+          ? [process.env.BENCH_EDGE_ENTRY]
+          : ['--import', 'tsx', 'apps/edge/src/main.ts']),
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ...shared,
+          HOST: '127.0.0.1',
+          EDGE_PORT: String(port),
+          EDGE_TLS_PORT: String(port + 1),
+          METRICS_PORT: String(port + 2),
+          LOG_LEVEL: 'info',
+          // As start:edge sets them.
+          MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+          UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
+          ...options.env,
+        },
+        stdio: ['ignore', log, 'inherit'],
+      },
+    );
+    const get = (host: string, path: string) => getWithHost(port, host, path, options.agent);
+    const host = await createOrigin(server.url, admin, options.origin, async (candidate) => {
+      if (edge!.exitCode !== null) throw new Error('the edge process exited');
+      return (await get(candidate, options.probePath).catch(() => ({ status: 0 }))).status === 200;
+    });
+    return { port, host, pid: edge.pid!, get: (path) => get(host, path), stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** A process and its descendants (cluster workers, nginx's worker), for their CPU and memory. */
+export function processTree(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  return [pid, ...(children ? children.split(' ').flatMap((child) => processTree(Number(child))) : [])];
 }
 
 async function stopProcess(child: ChildProcess): Promise<void> {

@@ -1,5 +1,5 @@
 // Smart crops (issue 14): CPU per request of a g=attention crop-to-fill miss (a=2, 400x400
-// from a 2000x1500 JPEG) in `npm start`'s process, against a bare sharp script doing the same
+// from a 2000x1500 JPEG) in the edge's own process (start:edge), against a bare sharp script doing the same
 // resize with the same strategy and encoder settings: target <= 1.10x. The server runs on
 // PostgreSQL (lib.ts) so that the database's work is not counted in the process measured.
 // Rounds alternate between the edge and its reference so that machine noise hits both alike.
@@ -68,7 +68,6 @@ const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 const edge = await startEdge({
   origin: { host: `127.0.0.1:${origin.port}`, pathPrefix: '' },
   probePath: '/w=10/photo.jpg',
-  postgres: true,
   agent,
 });
 try {

@@ -25,6 +25,8 @@ export interface EdgeOptions {
   cacheDir: string;
   /** Default EDGE_CACHE_MAX_MB. */
   cacheMaxBytes: number;
+  /** Default EDGE_CACHE_MAX_ENTRIES. */
+  cacheMaxEntries: number;
   /** Hot variants also kept in memory, for the hit path; default EDGE_MEMORY_CACHE_MB. */
   memoryCacheBytes: number;
   originTimeoutMs: number;
@@ -108,6 +110,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const options: EdgeOptions = {
     cacheDir: join(config.DATA_DIR, 'edge-cache'),
     cacheMaxBytes: config.EDGE_CACHE_MAX_MB * 1024 ** 2,
+    cacheMaxEntries: config.EDGE_CACHE_MAX_ENTRIES,
     memoryCacheBytes: config.EDGE_MEMORY_CACHE_MB * 1024 ** 2,
     transformConcurrency: config.EDGE_TRANSFORM_CONCURRENCY,
     transformQueue: config.EDGE_TRANSFORM_QUEUE,
@@ -143,6 +146,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const cache = new DiskCache({
     dir: options.cacheDir,
     maxBytes: options.cacheMaxBytes,
+    maxEntries: options.cacheMaxEntries,
     memoryBytes: options.memoryCacheBytes,
   });
   await cache.init();
@@ -179,6 +183,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     metering,
     log,
     metrics,
+    accessLogSample: config.EDGE_ACCESS_LOG_SAMPLE,
     probe: (path) => health.probe(path),
     trustProxy: deps.config.TRUST_PROXY,
     limits: {

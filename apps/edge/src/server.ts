@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   applyRules,
@@ -15,8 +15,9 @@ import {
   type TransformLimits,
 } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
+import { AccessLog, RequestIds } from './access-log.ts';
 import { clientAddress } from './acl.ts';
-import { DiskCache, type VariantMeta } from './cache/disk-cache.ts';
+import { DiskCache, type IndexedMeta } from './cache/disk-cache.ts';
 import { SourceCache } from './cache/source-cache.ts';
 import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
 import { Coalescer } from './coalesce.ts';
@@ -29,7 +30,7 @@ import type { S3Fetcher } from './origins/s3.ts';
 import { Overloaded, TransformQueue, type TransformQueueOptions } from './transform-queue.ts';
 
 interface Variant {
-  meta: VariantMeta;
+  meta: IndexedMeta;
   data: Buffer;
   stale?: boolean;
   /** The origin forbids storing it: passed on to the client too. */
@@ -60,6 +61,28 @@ interface Resolved {
   varyHints: string[];
 }
 
+/**
+ * A request resolved once, remembered by its raw Host and URL so that the same request again
+ * is answered from memory without parsing, rules or digests (the hit path). What depends on
+ * more than the URL is checked again each time: the client's address against the ACL, the
+ * signature header against the one verified, the expiry against the clock, and a format
+ * chain's choice against Accept. Origins with client hints are not remembered.
+ */
+interface Memo {
+  /** The registry's generation it was resolved in: any origin change forgets every memo. */
+  generation: number;
+  resolved: Resolved;
+  /** The signature header that was verified (signed origins). */
+  signature: string | undefined;
+  /** Variant id by format chain choice ('' without a chain). */
+  ids: Map<string, string>;
+  /** The answer's headers for one variant in one second (they carry the time left). */
+  block?: { meta: IndexedMeta; second: number; headers: Array<string | number> };
+}
+
+/** Memos kept; the oldest is dropped past it (a URL seen once costs one entry, briefly). */
+const MEMO_LIMIT = 20_000;
+
 const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
 
 /**
@@ -72,6 +95,9 @@ export class EdgeHandler {
   private readonly sources = new Coalescer<FetchedImage>();
   private readonly recentSources = new SourceCache({ maxTtlMs: 10_000, maxBytes: 64 * 1024 ** 2 });
   private readonly transforms: TransformQueue;
+  private readonly memos = new Map<string, Memo>();
+  private readonly requestIds = new RequestIds();
+  private readonly accessLog: AccessLog;
 
   constructor(
     private readonly deps: {
@@ -85,11 +111,14 @@ export class EdgeHandler {
       limits: TransformLimits;
       queue: TransformQueueOptions;
       metrics: EdgeMetrics;
+      /** Share of successful requests written to the access log (0 to 1). */
+      accessLogSample: number;
       /** Answers /healthz and /readyz on a Host that is no origin's (load balancer probes). */
       probe?: (path: string) => Promise<{ status: number; body: unknown }>;
     },
   ) {
     this.transforms = new TransformQueue(deps.queue);
+    this.accessLog = new AccessLog(deps.log, deps.accessLogSample);
   }
 
   /** Transforms waiting for a slot, and running. */
@@ -98,14 +127,14 @@ export class EdgeHandler {
   }
 
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     // The caller's (a proxy's) id when it looks like one, else ours: one id across the logs.
     const incomingId = req.headers['x-request-id'];
     const requestId =
-      typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+      typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : this.requestIds.next();
+    if (this.answerFromMemory(req, res, requestId, started)) return;
     res.setHeader('X-Request-Id', requestId);
-    let originId: number | null = null;
-    let organizationId = 0;
+    let origin: EdgeOrigin | null = null;
     let bytes = 0;
     let cacheStatus = '-';
     const send = (status: number, headers: Record<string, string | number>, body: Buffer | string) => {
@@ -132,28 +161,7 @@ export class EdgeHandler {
         `${reason}\n`,
       );
 
-    res.on('finish', () => {
-      if (originId !== null) this.deps.metering.record(originId, organizationId, bytes);
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.deps.metrics.requests.inc({ status: res.statusCode, cache: cacheStatus });
-      this.deps.metrics.duration.observe({ cache: cacheStatus }, ms / 1000);
-      if (this.deps.log.isLevelEnabled('info')) {
-        this.deps.log.info(
-          {
-            reqId: requestId,
-            method: req.method,
-            host: req.headers.host,
-            url: req.url,
-            status: res.statusCode,
-            bytes,
-            ms: Math.round(ms * 10) / 10,
-            cache: cacheStatus,
-            client: req.socket.remoteAddress,
-          },
-          'edge request',
-        );
-      }
-    });
+    res.on('finish', () => this.record(req, res.statusCode, bytes, cacheStatus, started, requestId, origin));
 
     const probe = this.deps.probe;
     if (probe && (req.url === '/healthz' || req.url === '/readyz')) {
@@ -172,15 +180,14 @@ export class EdgeHandler {
       }
     }
 
-    this.serve(req, (origin) => {
-      originId = origin.id;
-      organizationId = origin.organizationId;
+    this.serve(req, (found) => {
+      origin = found;
     })
       .then(({ variant, hit, resolved }) => {
         cacheStatus = variant.stale ? 'STALE' : hit ? 'HIT' : 'MISS';
-        if (hit) this.deps.metrics.cacheHits.inc();
-        else this.deps.metrics.cacheMisses.inc();
-        this.answer(req, send, variant, resolved, cacheStatus);
+        const headers = variantHeaders(variant, resolved, Date.now(), cacheStatus);
+        if (matchesEtag(req.headers['if-none-match'], variant.meta.etag)) return send(304, headers, EMPTY);
+        send(200, headers, variant.data);
       })
       .catch((error: unknown) => {
         if (error instanceof Refusal) return refuse(error.status, error.code, error.message);
@@ -211,6 +218,80 @@ export class EdgeHandler {
       });
   };
 
+  /**
+   * The hit path: a request resolved before (a memo) whose variant is fresh in memory is
+   * answered here, synchronously, with headers formatted once a second. False when the
+   * request needs the full path; the full path gives the same answer to anything answered
+   * here (test/hot-path.int.test.ts).
+   */
+  private answerFromMemory(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    started: number,
+  ): boolean {
+    const memo = this.memos.get(`${req.headers.host}\n${req.url}`);
+    if (!memo || memo.generation !== this.deps.registry.generation) return false;
+    const { resolved } = memo;
+    const { origin, params } = resolved;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    if (!origin.acl.empty && !origin.acl.allows(this.clientOf(req))) return false;
+    if (origin.enableSignedUrl && signatureOf(req) !== memo.signature) return false;
+    const now = Date.now();
+    if (isExpired(params.expires, new Date(now))) return false;
+    const id = memo.ids.get(String(chainChoice(params.f, req.headers.accept) ?? ''));
+    const held = id === undefined ? undefined : this.deps.cache.hotVariant(id);
+    if (!held || held.meta.freshUntil <= now) return false;
+    const second = Math.floor(now / 1000);
+    if (memo.block?.meta !== held.meta || memo.block.second !== second) {
+      const headers = variantHeaders(held, resolved, now, 'HIT');
+      memo.block = {
+        meta: held.meta,
+        second,
+        headers: Object.entries({ ...CORS_HEADERS, ...headers }).flat(),
+      };
+    }
+    const headers = memo.block.headers.slice();
+    headers.push('X-Request-Id', requestId);
+    const notModified = matchesEtag(req.headers['if-none-match'], held.meta.etag);
+    const bodyless = notModified || req.method === 'HEAD';
+    if (!notModified) headers.push('Content-Length', held.data.length);
+    res.writeHead(notModified ? 304 : 200, headers);
+    res.end(bodyless ? undefined : held.data);
+    this.record(req, res.statusCode, bodyless ? 0 : held.data.length, 'HIT', started, requestId, origin);
+    return true;
+  }
+
+  /** Usage, metrics and the access log line of one answered request. */
+  private record(
+    req: IncomingMessage,
+    status: number,
+    bytes: number,
+    cache: string,
+    started: number,
+    requestId: string,
+    origin: EdgeOrigin | null,
+  ): void {
+    if (origin) this.deps.metering.record(origin.id, origin.organizationId, bytes);
+    const ms = performance.now() - started;
+    this.deps.metrics.answered(status, cache, ms / 1000);
+    this.accessLog.write({
+      reqId: requestId,
+      method: req.method,
+      host: req.headers.host,
+      url: req.url,
+      status,
+      bytes,
+      ms: Math.round(ms * 10) / 10,
+      cache,
+      client: req.socket.remoteAddress,
+    });
+  }
+
+  private clientOf(req: IncomingMessage): string {
+    return clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.deps.trustProxy);
+  }
+
   /** The variants cached for one image URL (or a path of the origin). */
   async variantUrls(
     originId: number,
@@ -233,10 +314,7 @@ export class EdgeHandler {
     if (remove) this.forgetSources(origin.id);
     const urls = remove
       ? await this.deps.cache.purge(origin.id, ruled.imagePath)
-      : this.deps.cache
-          .entriesOf(origin.id, ruled.imagePath)
-          .map((entry) => entry.url)
-          .sort();
+      : await this.deps.cache.urlsOf(origin.id, ruled.imagePath);
     return { imagePath: ruled.imagePath, urls };
   }
 
@@ -251,44 +329,30 @@ export class EdgeHandler {
     if (!origin) throw new Refusal(404, 'unknown-host', 'unknown host');
     onOrigin(origin);
     const resolved = this.resolve(req, origin);
-    const now = Date.now();
-    const entry = this.deps.cache.get(resolved.id);
-    if (entry && entry.freshUntil > now) {
-      return { variant: { meta: entry, data: await this.deps.cache.read(entry) }, hit: true, resolved };
-    }
+    const cached = await this.deps.cache.load(resolved.id);
+    if (cached && cached.meta.freshUntil > Date.now()) return { variant: cached, hit: true, resolved };
     const url = `http://${hostHeader}${req.url ?? '/'}`;
     try {
       return { variant: await this.produce(resolved, req.headers.accept, url), hit: false, resolved };
     } catch (error) {
       // The origin failing (not refusing) is when a stale copy beats an error page.
-      if (entry && error instanceof OriginError && error.kind !== 'not-found') {
+      if (cached && error instanceof OriginError && error.kind !== 'not-found') {
         this.deps.log.warn({ err: error, url }, 'origin failed; serving a stale copy');
-        return {
-          variant: { meta: entry, data: await this.deps.cache.read(entry), stale: true },
-          hit: true,
-          resolved,
-        };
+        return { variant: { ...cached, stale: true }, hit: true, resolved };
       }
       throw error;
     }
   }
 
   private resolve(req: IncomingMessage, origin: EdgeOrigin): Resolved {
-    const client = clientAddress(
-      req.socket.remoteAddress,
-      req.headers['x-forwarded-for'],
-      this.deps.trustProxy,
-    );
-    if (!origin.acl.allows(client)) throw new Refusal(403, 'access-denied', 'access denied');
+    if (!origin.acl.allows(this.clientOf(req))) throw new Refusal(403, 'access-denied', 'access denied');
     const rawUrl = req.url ?? '/';
     const query = rawUrl.indexOf('?');
     const rawPath = query < 0 ? rawUrl : rawUrl.slice(0, query);
     if (!rawPath.startsWith('/')) throw new Refusal(400, 'bad-path', 'bad request path');
-    if (origin.enableSignedUrl) {
-      const header = req.headers['x-imageflux-signature'];
-      if (!verifySignature(origin.signingSecret, rawPath, Array.isArray(header) ? header[0] : header))
-        throw new Refusal(403, 'invalid-signature', 'invalid signature');
-    }
+    const signature = signatureOf(req);
+    if (origin.enableSignedUrl && !verifySignature(origin.signingSecret, rawPath, signature))
+      throw new Refusal(403, 'invalid-signature', 'invalid signature');
     const split = splitPath(rawPath);
     if (!split.ok) throw new Refusal(400, 'bad-parameter', split.reason);
     const ruled = applyRules(split, origin.ruleSet);
@@ -309,13 +373,29 @@ export class EdgeHandler {
     if (sourcePath === '/' || sourcePath.includes('\0') || SAFE_SEGMENT.test(sourcePath))
       throw new Refusal(400, 'bad-path', 'bad image path');
     // Hints already are parameters; a fallback chain adds the element Accept selects.
-    const variantKey = [
-      printParams(params, { omitAccess: true }),
-      chainChoice(params.f, req.headers.accept) ?? '',
-      origin.sourceDigest,
-    ].join('|');
+    const choice = String(chainChoice(params.f, req.headers.accept) ?? '');
+    const variantKey = [printParams(params, { omitAccess: true }), choice, origin.sourceDigest].join('|');
     const id = DiskCache.idOf(origin.id, imagePath, variantKey);
-    return { origin, params, imagePath, sourcePath, id, varyHints };
+    const resolved = { origin, params, imagePath, sourcePath, id, varyHints };
+    if (!origin.clientHints) this.remember(req, resolved, signature, choice);
+    return resolved;
+  }
+
+  private remember(
+    req: IncomingMessage,
+    resolved: Resolved,
+    signature: string | undefined,
+    choice: string,
+  ): void {
+    const key = `${req.headers.host}\n${req.url}`;
+    const generation = this.deps.registry.generation;
+    const known = this.memos.get(key);
+    if (known?.generation === generation && known.signature === signature) {
+      known.ids.set(choice, resolved.id);
+      return;
+    }
+    if (this.memos.size >= MEMO_LIMIT) this.memos.delete(this.memos.keys().next().value!);
+    this.memos.set(key, { generation, resolved, signature, ids: new Map([[choice, resolved.id]]) });
   }
 
   private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
@@ -348,15 +428,14 @@ export class EdgeHandler {
         originCacheControl: source.cacheControl,
         originExpires: source.expires,
       });
-      const meta: VariantMeta = {
-        url,
+      const meta: IndexedMeta = {
         contentType: result.contentType,
         etag: `"${createHash('sha256').update(result.data).digest('base64url').slice(0, 27)}"`,
         varyAccept: result.varyAccept,
         freshUntil: now + policy.maxAge * 1000,
       };
       if (policy.cacheControl !== 'no-store') {
-        await this.deps.cache.put(resolved.id, meta, result.data).catch((error: unknown) => {
+        await this.deps.cache.put(resolved.id, { url, ...meta }, result.data).catch((error: unknown) => {
           this.deps.log.warn({ err: error, url }, 'cache write failed');
         });
       }
@@ -396,32 +475,6 @@ export class EdgeHandler {
   /** After a purge: the next request fetches the original again. */
   forgetSources(originId: number): void {
     this.recentSources.forgetOrigin(originId);
-  }
-
-  private answer(
-    req: IncomingMessage,
-    send: (status: number, headers: Record<string, string | number>, body: Buffer) => void,
-    variant: Variant,
-    resolved: Resolved,
-    cacheStatus: string,
-  ): void {
-    const { meta } = variant;
-    const now = Date.now();
-    let seconds = variant.stale ? 0 : Math.max(0, Math.round((meta.freshUntil - now) / 1000));
-    const expires = resolved.params.expires;
-    if (expires !== undefined) seconds = Math.min(seconds, Math.max(0, expires - Math.floor(now / 1000)));
-    const headers: Record<string, string | number> = {
-      'Content-Type': meta.contentType,
-      ETag: meta.etag,
-      'Cache-Control': variant.noStore ? 'no-store' : seconds > 0 ? `public, max-age=${seconds}` : 'no-cache',
-      Expires: new Date(now + seconds * 1000).toUTCString(),
-      'X-Cache': cacheStatus,
-    };
-    const vary = [...(meta.varyAccept ? ['Accept'] : []), ...resolved.varyHints];
-    if (vary.length > 0) headers.Vary = vary.join(', ');
-    if (resolved.origin.clientHints) headers['Accept-CH'] = ACCEPT_CH;
-    if (matchesEtag(req.headers['if-none-match'], meta.etag)) return send(304, headers, EMPTY);
-    send(200, headers, variant.data);
   }
 }
 
@@ -464,6 +517,35 @@ const ORIGIN_REASON: Record<OriginError['kind'], string> = {
   timeout: 'the origin did not answer in time',
   'too-large': 'the origin image is too large',
 };
+
+/** A variant's answer headers at `now`: its lifetime left, capped by the URL's expiry. */
+function variantHeaders(
+  variant: Variant,
+  resolved: Resolved,
+  now: number,
+  cacheStatus: string,
+): Record<string, string | number> {
+  const { meta } = variant;
+  let seconds = variant.stale ? 0 : Math.max(0, Math.round((meta.freshUntil - now) / 1000));
+  const expires = resolved.params.expires;
+  if (expires !== undefined) seconds = Math.min(seconds, Math.max(0, expires - Math.floor(now / 1000)));
+  const headers: Record<string, string | number> = {
+    'Content-Type': meta.contentType,
+    ETag: meta.etag,
+    'Cache-Control': variant.noStore ? 'no-store' : seconds > 0 ? `public, max-age=${seconds}` : 'no-cache',
+    Expires: new Date(now + seconds * 1000).toUTCString(),
+    'X-Cache': cacheStatus,
+  };
+  const vary = [...(meta.varyAccept ? ['Accept'] : []), ...resolved.varyHints];
+  if (vary.length > 0) headers.Vary = vary.join(', ');
+  if (resolved.origin.clientHints) headers['Accept-CH'] = ACCEPT_CH;
+  return headers;
+}
+
+function signatureOf(req: IncomingMessage): string | undefined {
+  const header = req.headers['x-imageflux-signature'];
+  return Array.isArray(header) ? header[0] : header;
+}
 
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;

@@ -109,8 +109,12 @@ const ConfigFields = z.object({
   EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** The edge's disk cache of variants; least recently used ones go past it. Size it to the volume. */
   EDGE_CACHE_MAX_MB: z.coerce.number().int().min(1).default(2048),
+  /** Variants the disk cache indexes at most (each costs about 300 bytes of heap); the oldest go past it. */
+  EDGE_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(200_000),
   /** Variant bytes also held in memory for hits. */
   EDGE_MEMORY_CACHE_MB: z.coerce.number().int().min(0).default(64),
+  /** Share of successful delivery requests written to the access log, 0 to 1 (failures always are). */
+  EDGE_ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
   /**
    * Transforms one edge runs at once; each takes one libuv thread, so UV_THREADPOOL_SIZE must
    * exceed it (the edge keeps two threads for cache reads, lookups and probes).

@@ -31,7 +31,12 @@ const HEADER_PATHS = ['authorization', 'cookie', 'set-cookie', 'x-imageflux-sign
   `res.headers["${header}"]`,
 ]);
 
-/** The process's structured JSON logger: one line per event, secrets redacted. */
+/**
+ * The process's structured JSON logger: one line per event, secrets redacted. By default on
+ * standard output, buffered: written when 8 KiB gather or every quarter second, whichever
+ * comes first (pino flushes what is left when the process exits). A write per line cost the
+ * edge's cache hit a third of its CPU.
+ */
 export function createLogger(
   config: Pick<Config, 'LOG_LEVEL'>,
   app: string,
@@ -42,5 +47,8 @@ export function createLogger(
     base: { app, pid: process.pid },
     redact: { paths: [...REDACT_PATHS, ...HEADER_PATHS], censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(
+    options,
+    destination ?? pino.destination({ dest: 1, sync: false, minLength: 8 * 1024, periodicFlush: 250 }),
+  );
 }

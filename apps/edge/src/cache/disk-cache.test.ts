@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DiskCache, type VariantMeta } from './disk-cache.ts';
+import { DiskCache, type DiskCacheOptions, type VariantMeta } from './disk-cache.ts';
 
 const meta = (url: string): VariantMeta => ({
   url,
@@ -12,70 +12,89 @@ const meta = (url: string): VariantMeta => ({
   freshUntil: Date.now() + 60_000,
 });
 
-describe('DiskCache', () => {
-  it('keeps no torn entry when a write was cut at any step (killed process)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
-    const cache = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
-    await cache.init();
-    const whole = DiskCache.idOf(3, '/a.jpg', 'whole');
-    const dataOnly = DiskCache.idOf(3, '/a.jpg', 'data-only');
-    const rewritten = DiskCache.idOf(3, '/a.jpg', 'rewritten');
-    await cache.put(whole, meta('whole'), Buffer.from('whole'));
-    await cache.put(rewritten, meta('old'), Buffer.from('old bytes'));
-    // What put() leaves when killed between its steps: a temporary file, data whose meta
-    // was never renamed into place (first write, or a rewrite whose old meta was removed),
-    // and, as a defence, a meta whose recorded size does not match its data.
-    const directory = join(dir, whole.slice(0, whole.lastIndexOf('/')));
-    writeFileSync(join(directory, '.tmp-cut'), 'partial');
-    writeFileSync(join(dir, dataOnly), 'no meta');
-    unlinkSync(join(dir, `${rewritten}.json`));
-    writeFileSync(join(dir, `${rewritten}.tmp`), 'new bytes, longer');
-    renameSync(join(dir, `${rewritten}.tmp`), join(dir, rewritten));
-    const sizeLie = DiskCache.idOf(3, '/a.jpg', 'size-lie');
-    writeFileSync(join(dir, sizeLie), 'short');
-    writeFileSync(join(dir, `${sizeLie}.json`), JSON.stringify({ ...meta('lie'), size: 999 }));
+async function openCache(dir: string, options: Partial<DiskCacheOptions> = {}): Promise<DiskCache> {
+  const cache = new DiskCache({ dir, maxBytes: 1e6, maxEntries: 1_000, memoryBytes: 1e5, ...options });
+  await cache.init();
+  return cache;
+}
 
-    const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
-    await reopened.init();
-    expect(reopened.entriesOf(3, '/a.jpg').map((entry) => entry.url)).toEqual(['whole']);
+const newDir = () => mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
+const text = async (cache: DiskCache, id: string) => (await cache.load(id))?.data.toString();
+
+describe('DiskCache', () => {
+  it('keeps no torn or foreign file: abandoned temporary files, the old two-file layout, bad headers', async () => {
+    const dir = newDir();
+    const cache = await openCache(dir);
+    const whole = DiskCache.idOf(3, '/a.jpg', 'whole');
+    await cache.put(whole, meta('whole'), Buffer.from('whole'));
+    const directory = join(dir, whole.slice(0, whole.lastIndexOf('/')));
+    // A write cut short long ago, and one still in progress (another worker's).
+    writeFileSync(join(directory, '.tmp-abandoned'), 'partial');
+    utimesSync(join(directory, '.tmp-abandoned'), new Date(0), new Date(0));
+    writeFileSync(join(directory, '.tmp-writing'), 'partial');
+    // The earlier layout: data with its meta beside it.
+    const old = DiskCache.idOf(3, '/a.jpg', 'old');
+    writeFileSync(join(dir, old), 'old bytes');
+    writeFileSync(join(dir, `${old}.json`), JSON.stringify(meta('old')));
+
+    const reopened = await openCache(dir);
     expect(readdirSync(directory).sort()).toEqual(
-      [whole.split('/')[2], `${whole.split('/')[2]}.json`].sort(),
+      ['.tmp-writing', old.split('/')[2], whole.split('/')[2]].sort(),
     );
+    expect(await text(reopened, whole)).toBe('whole');
+    expect(await text(reopened, old)).toBeUndefined();
+    expect(readdirSync(directory).sort()).toEqual(['.tmp-writing', whole.split('/')[2]].sort());
+    expect(await reopened.urlsOf(3, '/a.jpg')).toEqual(['whole']);
   });
 
-  it('survives a restart, groups variants by image and purges them together', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
-    const cache = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
-    await cache.init();
+  it('survives a restart, reading metas when asked, groups variants by image and purges them together', async () => {
+    const dir = newDir();
+    const cache = await openCache(dir);
     await cache.put(DiskCache.idOf(1, '/a.jpg', 'w=1'), meta('u1'), Buffer.from('one'));
     await cache.put(DiskCache.idOf(1, '/a.jpg', 'w=2'), meta('u2'), Buffer.from('two'));
     await cache.put(DiskCache.idOf(1, '/b.jpg', 'w=1'), meta('u3'), Buffer.from('three'));
 
-    const reopened = new DiskCache({ dir, maxBytes: 1e6, memoryBytes: 1e5 });
-    await reopened.init();
-    expect(reopened.size).toMatchObject({ entries: 3, bytes: 11 });
-    const entry = reopened.get(DiskCache.idOf(1, '/a.jpg', 'w=2'))!;
-    expect((await reopened.read(entry)).toString()).toBe('two');
+    const reopened = await openCache(dir);
+    expect(reopened.size.entries).toBe(3);
+    // Nothing in memory until asked; then from disk, then held.
+    expect(reopened.hotVariant(DiskCache.idOf(1, '/a.jpg', 'w=2'))).toBeUndefined();
+    expect(await text(reopened, DiskCache.idOf(1, '/a.jpg', 'w=2'))).toBe('two');
+    expect(reopened.hotVariant(DiskCache.idOf(1, '/a.jpg', 'w=2'))?.meta.contentType).toBe('image/jpeg');
     expect(await reopened.purge(1, '/a.jpg')).toEqual(['u1', 'u2']);
-    expect(reopened.entriesOf(1, '/b.jpg').map((e) => e.url)).toEqual(['u3']);
+    expect(reopened.hotVariant(DiskCache.idOf(1, '/a.jpg', 'w=2'))).toBeUndefined();
+    expect(await reopened.urlsOf(1, '/b.jpg')).toEqual(['u3']);
     expect(readdirSync(join(dir, '1'))).toHaveLength(1);
   });
 
-  it('evicts the least recently used past its size and drops leftover temporary files', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ukiyo-cache-'));
-    const cache = new DiskCache({ dir, maxBytes: 10, memoryBytes: 0 });
-    await cache.init();
+  it('is shared by processes: one finds what another wrote, and a file another evicted is a miss', async () => {
+    const dir = newDir();
+    const [first, second] = [await openCache(dir), await openCache(dir)];
+    const id = DiskCache.idOf(4, '/s.jpg', 'w=1');
+    await first.put(id, meta('shared'), Buffer.from('made once'));
+    expect(await text(second, id)).toBe('made once');
+    // Rewritten by the first: the second reads whole new bytes once its memory copy is gone.
+    unlinkSync(join(dir, id));
+    await first.purge(4, '/s.jpg');
+    expect(await text(first, id)).toBeUndefined();
+    await second.purge(4, '/s.jpg');
+    expect(await text(second, id)).toBeUndefined();
+  });
+
+  it('evicts by a clock past its entry count or size: a used entry gets a second chance', async () => {
     const ids = ['a', 'b', 'c'].map((key) => DiskCache.idOf(2, '/x.jpg', key));
-    await cache.put(ids[0]!, meta('a'), Buffer.alloc(4));
-    await cache.put(ids[1]!, meta('b'), Buffer.alloc(4));
-    cache.get(ids[0]!);
-    await cache.put(ids[2]!, meta('c'), Buffer.alloc(4));
-    expect(
-      cache
-        .entriesOf(2, '/x.jpg')
-        .map((e) => e.url)
-        .sort(),
-    ).toEqual(['a', 'c']);
-    expect(cache.size.bytes).toBe(8);
+    const fill = async (cache: DiskCache) => {
+      await cache.put(ids[0]!, meta('a'), Buffer.alloc(400));
+      await cache.put(ids[1]!, meta('b'), Buffer.alloc(400));
+      cache.hotVariant(ids[0]!);
+      await cache.put(ids[2]!, meta('c'), Buffer.alloc(400));
+    };
+    const byCount = await openCache(newDir(), { maxEntries: 2 });
+    await fill(byCount);
+    expect(await byCount.urlsOf(2, '/x.jpg')).toEqual(['a', 'c']);
+    // Three files of 400 bytes and a header (about 120) each do not fit in 1,200 bytes; two do.
+    const bySize = await openCache(newDir(), { maxBytes: 1_200 });
+    await fill(bySize);
+    expect(await bySize.urlsOf(2, '/x.jpg')).toEqual(['a', 'c']);
+    expect(bySize.size.entries).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What a stored variant needs to be answered without touching the origin. */
@@ -13,20 +13,36 @@ export interface VariantMeta {
   freshUntil: number;
 }
 
-/** The meta as written next to the data. */
-type StoredMeta = VariantMeta & { size?: number };
+/** A variant as the index keeps it: the meta less its URL, which stays on disk. */
+export type IndexedMeta = Omit<VariantMeta, 'url'>;
 
-export interface CacheEntry extends VariantMeta {
+export interface CacheEntry {
   id: string;
+  /** Bytes of the file: header and data. */
   size: number;
+  /** Known once the file was read by this process (a file found at start is read when asked). */
+  meta?: IndexedMeta;
   /** Kept in memory while the entry is among the most recently used. */
   data?: Buffer;
+  /** Asked for since the eviction clock last passed it (second chance). */
+  used: boolean;
+  /** The same, for the memory tier. */
+  usedHot: boolean;
+}
+
+/** An entry whose bytes are in hand. */
+export interface CachedVariant {
+  entry: CacheEntry;
+  meta: IndexedMeta;
+  data: Buffer;
 }
 
 export interface DiskCacheOptions {
   dir: string;
   /** Bytes on disk; least recently used variants are evicted past it. */
   maxBytes: number;
+  /** Variants indexed at most (each costs the index a few hundred bytes of heap). */
+  maxEntries: number;
   /** Bytes of variant data also held in memory for the hit path. */
   memoryBytes: number;
 }
@@ -35,14 +51,38 @@ export function digest(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 32);
 }
 
+/** File layout: MAGIC, the meta's length (uint32 BE), the meta as JSON, then the data. */
+const MAGIC = Buffer.from('UKV2');
+const HEADER = MAGIC.length + 4;
+/** A temporary file this old belongs to no write in progress (a killed process left it). */
+const ABANDONED_MS = 60_000;
+
+/** Meta and data of one variant file, or null when it is not one whole (torn, foreign). */
+function decode(file: Buffer): { meta: VariantMeta; data: Buffer } | null {
+  if (file.length < HEADER || !file.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  const end = HEADER + file.readUInt32BE(MAGIC.length);
+  if (end > file.length) return null;
+  try {
+    return { meta: JSON.parse(file.toString('utf8', HEADER, end)) as VariantMeta, data: file.subarray(end) };
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Variants on disk as `{dir}/{originId}/{hash(image path)}/{hash(variant key)}` (data) plus
- * `.json` (meta): every variant of one source image shares a directory, so a purge is one
- * directory removal. Files are written under a temporary name and renamed into place: the old
- * meta removed first, then data, then meta, so a process killed at any point leaves either a
- * whole entry or data without a meta, which start-up deletes (with leftover temporary files),
- * never a meta describing other bytes. The meta records the data's size, checked at start.
- * The index lives in memory (a Map in least-recently-used order) and is rebuilt from the metas.
+ * Variants on disk as `{dir}/{originId}/{hash(image path)}/{hash(variant key)}`, one file each
+ * (header with the meta, then the data), written under a temporary name and renamed into
+ * place: a reader, in this process or another, sees a whole old file or a whole new one. Every
+ * variant of one source image shares a directory, so a purge is one directory removal.
+ *
+ * Several processes (the edge's workers) may share the directory. Each keeps its own index
+ * (id to size and meta) and its own memory tier; a variant one process wrote is found by the
+ * others on disk when their index has not seen it, and a file another process evicted is a
+ * miss. Each process evicts within its own view, so all stay within the limit together.
+ *
+ * Recency is kept with a clock (second chance): a hit only sets a flag, and eviction moves
+ * flagged entries to the back instead of removing them. Start-up indexes names and sizes
+ * only; a meta is read with its first request.
  */
 export class DiskCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -62,114 +102,133 @@ export class DiskCache {
 
   async init(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
+    const found: Array<{ id: string; size: number; mtimeMs: number }> = [];
     for (const origin of await readdir(this.options.dir)) {
       for (const image of await readdir(join(this.options.dir, origin)).catch(() => [])) {
         const directory = join(this.options.dir, origin, image);
-        const files = await readdir(directory).catch(() => [] as string[]);
-        const names = new Set(files);
-        for (const file of files) {
-          // Leftovers of a write cut short: temporary files, data whose meta never landed.
-          if (file.startsWith('.tmp-') || (!file.endsWith('.json') && !names.has(`${file}.json`))) {
-            await unlink(join(directory, file)).catch(() => {});
-            continue;
-          }
-          if (!file.endsWith('.json')) continue;
-          const id = `${origin}/${image}/${file.slice(0, -5)}`;
-          try {
-            const meta = JSON.parse(
-              await readFile(join(this.options.dir, `${id}.json`), 'utf8'),
-            ) as StoredMeta;
-            const { size } = await stat(join(this.options.dir, id));
-            if (meta.size !== undefined && meta.size !== size) throw new Error('size mismatch');
-            delete meta.size;
-            this.entries.set(id, { ...meta, id, size });
-            this.diskBytes += size;
-          } catch {
-            await this.remove(id);
-          }
+        for (const file of await readdir(directory).catch(() => [] as string[])) {
+          const path = join(directory, file);
+          const info = await stat(path).catch(() => null);
+          if (!info) continue;
+          // Leftovers of a write cut short, and the meta files of the earlier two-file layout
+          // (their data files fail the header check when read, and are removed then).
+          const abandoned = file.startsWith('.tmp-') && Date.now() - info.mtimeMs > ABANDONED_MS;
+          if (abandoned || file.endsWith('.json')) await unlink(path).catch(() => {});
+          else if (!file.startsWith('.tmp-'))
+            found.push({ id: `${origin}/${image}/${file}`, size: info.size, mtimeMs: info.mtimeMs });
         }
       }
     }
+    // Oldest first: the eviction clock starts with them.
+    for (const { id, size } of found.sort((a, b) => a.mtimeMs - b.mtimeMs)) this.index(id, size);
     await this.evict();
   }
 
-  /** The entry, marked as recently used. */
-  get(id: string): CacheEntry | undefined {
+  /** A fresh or stale variant held in memory, marked as used: the hit path's synchronous answer. */
+  hotVariant(id: string): CachedVariant | undefined {
     const entry = this.entries.get(id);
-    if (!entry) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    if (entry.data) {
-      this.hot.delete(id);
-      this.hot.set(id, entry);
-    }
-    return entry;
+    if (!entry?.data || !entry.meta) return undefined;
+    entry.used = true;
+    entry.usedHot = true;
+    return { entry, meta: entry.meta, data: entry.data };
   }
 
-  async read(entry: CacheEntry): Promise<Buffer> {
-    if (entry.data) return entry.data;
-    const data = await readFile(join(this.options.dir, entry.id));
-    if (this.entries.get(entry.id) === entry) this.keepHot(entry, data);
-    return data;
+  /**
+   * The variant from memory or disk, marked as used; from disk also when this process has not
+   * indexed it (another worker wrote it). Undefined when there is none, or its file is gone.
+   */
+  async load(id: string): Promise<CachedVariant | undefined> {
+    const held = this.hotVariant(id);
+    if (held) return held;
+    const file = await readFile(join(this.options.dir, id)).catch(() => null);
+    if (!file) {
+      this.drop(id);
+      return undefined;
+    }
+    const decoded = decode(file);
+    if (!decoded) {
+      await this.remove(id);
+      return undefined;
+    }
+    const { url: _url, ...meta } = decoded.meta;
+    const entry = this.entries.get(id) ?? this.index(id, file.length);
+    entry.meta = meta;
+    entry.used = true;
+    this.keepHot(entry, decoded.data);
+    await this.evict();
+    return { entry, meta, data: decoded.data };
   }
 
   async put(id: string, meta: VariantMeta, data: Buffer): Promise<void> {
     const path = join(this.options.dir, id);
     const directory = path.slice(0, path.lastIndexOf('/'));
     await mkdir(directory, { recursive: true });
-    const suffix = randomBytes(6).toString('hex');
-    const dataTmp = join(directory, `.tmp-${suffix}`);
-    const metaTmp = join(directory, `.tmp-${suffix}.json`);
-    await writeFile(dataTmp, data);
-    await writeFile(metaTmp, JSON.stringify({ ...meta, size: data.length } satisfies StoredMeta));
-    // Out of the index first: no reader pairs the old meta with the new bytes meanwhile.
+    const json = Buffer.from(JSON.stringify(meta));
+    const header = Buffer.allocUnsafe(HEADER);
+    MAGIC.copy(header);
+    header.writeUInt32BE(json.length, MAGIC.length);
+    const temporary = join(directory, `.tmp-${randomBytes(6).toString('hex')}`);
+    await writeFile(temporary, [header, json, data]);
+    await rename(temporary, path);
     this.drop(id);
-    await unlink(`${path}.json`).catch(() => {});
-    await rename(dataTmp, path);
-    await rename(metaTmp, `${path}.json`);
-    const entry: CacheEntry = { ...meta, id, size: data.length };
-    this.entries.set(id, entry);
-    this.diskBytes += data.length;
+    const { url: _url, ...indexed } = meta;
+    const entry = this.index(id, HEADER + json.length + data.length);
+    entry.meta = indexed;
     this.keepHot(entry, data);
     await this.evict();
   }
 
-  /** Every stored variant of one source image. */
-  entriesOf(originId: number, imagePath: string): CacheEntry[] {
-    const prefix = `${originId}/${digest(imagePath)}/`;
-    return [...this.entries.values()].filter((entry) => entry.id.startsWith(prefix));
+  /** The URLs of every stored variant of one source image, from the files (any worker's). */
+  async urlsOf(originId: number, imagePath: string): Promise<string[]> {
+    const directory = join(this.options.dir, String(originId), digest(imagePath));
+    const files = (await readdir(directory).catch(() => [] as string[])).filter(
+      (f) => !f.startsWith('.tmp-'),
+    );
+    const urls = await Promise.all(files.map((file) => readUrl(join(directory, file))));
+    return urls.filter((url): url is string => url !== null).sort();
   }
 
   /** Removes every variant of one source image; returns their URLs. */
   async purge(originId: number, imagePath: string): Promise<string[]> {
-    const directory = `${originId}/${digest(imagePath)}`;
-    const urls: string[] = [];
-    for (const entry of this.entriesOf(originId, imagePath)) {
-      urls.push(entry.url);
-      this.drop(entry.id);
-    }
-    await rm(join(this.options.dir, directory), { recursive: true, force: true });
-    return urls.sort();
+    const urls = await this.urlsOf(originId, imagePath);
+    this.dropPrefix(`${originId}/${digest(imagePath)}/`);
+    await rm(join(this.options.dir, String(originId), digest(imagePath)), { recursive: true, force: true });
+    return urls;
   }
 
   /** Removes every variant of an origin (deleted origin). */
   async purgeOrigin(originId: number): Promise<void> {
-    for (const entry of [...this.entries.values()])
-      if (entry.id.startsWith(`${originId}/`)) this.drop(entry.id);
+    this.dropPrefix(`${originId}/`);
     await rm(join(this.options.dir, String(originId)), { recursive: true, force: true });
   }
 
+  private index(id: string, size: number): CacheEntry {
+    const entry: CacheEntry = { id, size, used: false, usedHot: false };
+    this.entries.set(id, entry);
+    this.diskBytes += size;
+    return entry;
+  }
+
   private keepHot(entry: CacheEntry, data: Buffer): void {
-    if (data.length > this.options.memoryBytes / 8) return;
+    if (entry.data || data.length > this.options.memoryBytes / 8) return;
     entry.data = data;
     this.hot.set(entry.id, entry);
     this.memoryBytes += data.length;
     for (const [id, cold] of this.hot) {
       if (this.memoryBytes <= this.options.memoryBytes) break;
       this.hot.delete(id);
+      if (cold.usedHot) {
+        cold.usedHot = false;
+        this.hot.set(id, cold);
+        continue;
+      }
       this.memoryBytes -= cold.data?.length ?? 0;
       delete cold.data;
     }
+  }
+
+  private dropPrefix(prefix: string): void {
+    for (const id of [...this.entries.keys()]) if (id.startsWith(prefix)) this.drop(id);
   }
 
   private drop(id: string): void {
@@ -182,15 +241,39 @@ export class DiskCache {
   }
 
   private async evict(): Promise<void> {
-    for (const id of this.entries.keys()) {
-      if (this.diskBytes <= this.options.maxBytes) break;
+    const over = () => this.diskBytes > this.options.maxBytes || this.entries.size > this.options.maxEntries;
+    for (const [id, entry] of this.entries) {
+      if (!over()) break;
+      if (entry.used) {
+        entry.used = false;
+        this.entries.delete(id);
+        this.entries.set(id, entry);
+        continue;
+      }
       await this.remove(id);
     }
   }
 
   private async remove(id: string): Promise<void> {
     this.drop(id);
-    const path = join(this.options.dir, id);
-    await Promise.all([unlink(path).catch(() => {}), unlink(`${path}.json`).catch(() => {})]);
+    await unlink(join(this.options.dir, id)).catch(() => {});
+  }
+}
+
+/** The URL recorded in a variant file's header, read without its data. */
+async function readUrl(path: string): Promise<string | null> {
+  const handle = await open(path, 'r').catch(() => null);
+  if (!handle) return null;
+  try {
+    const header = Buffer.alloc(HEADER);
+    await handle.read(header, 0, HEADER, 0);
+    if (!header.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    const json = Buffer.alloc(header.readUInt32BE(MAGIC.length));
+    await handle.read(json, 0, json.length, HEADER);
+    return (JSON.parse(json.toString('utf8')) as VariantMeta).url;
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
   }
 }

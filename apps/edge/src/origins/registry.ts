@@ -88,6 +88,8 @@ export class OriginRegistry {
   private started = false;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
+  /** Counts the reloads that changed any origin: what was resolved under an older one is stale. */
+  generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -198,6 +200,7 @@ export class OriginRegistry {
     // Every old name is dropped before any new one is added: a name one origin gives up may be
     // taken by another in the same reload.
     const dropped = new Set([...loaded.keys(), ...gone].filter((id) => this.unindex(id)));
+    this.generation++;
     for (const row of rows) {
       const origin = loaded.get(row.id);
       const context = contexts.get(row.id);

@@ -1,0 +1,40 @@
+// The miss peer of bench/edge.ts: sharp with nothing around it, as a server. GET
+// /{width}/{format}/{file} fetches {ORIGIN}/{file} over a keep-alive connection and answers it
+// resized to `width` in `format` with the edge's encoder settings. Plain JavaScript, run by
+// bare node: no TypeScript loader weighs on the figures it is compared by.
+import { Agent, createServer, get } from 'node:http';
+import sharp from 'sharp';
+
+// As the edge runs it: every miss is a fresh buffer, which libvips' operation cache never reuses.
+sharp.cache(false);
+const origin = process.env.ORIGIN;
+const agent = new Agent({ keepAlive: true });
+const ENCODE = {
+  webp: (image) => image.webp({ quality: 80 }),
+  png: (image) => image.png(),
+  avif: (image) => image.avif({ quality: 50, effort: 3 }),
+};
+
+function fetchOriginal(file) {
+  return new Promise((resolve, reject) => {
+    get(`${origin}/${file}`, { agent }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => resolve(Buffer.concat(chunks)));
+      response.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+const server = createServer(async (req, res) => {
+  const [, width, format, file] = req.url.split('/');
+  try {
+    const input = await fetchOriginal(file);
+    const output = await ENCODE[format](sharp(input).resize({ width: Number(width) })).toBuffer();
+    res.writeHead(200, { 'Content-Type': `image/${format}`, 'Content-Length': output.length }).end(output);
+  } catch (error) {
+    res.writeHead(500).end(String(error));
+  }
+});
+server.keepAliveTimeout = 120_000;
+server.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('listening\n'));
