@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -225,8 +225,12 @@ export class FanOut {
     this.appliedLogId = logId;
     const file = this.appliedLogFile;
     if (!file) return;
+    // Under a temporary name, then renamed: the edge's workers share the file (any worker's
+    // position holds for the cache directory they share, where every purge is applied).
+    const temporary = `${file}.${process.pid}.tmp`;
     this.saving = this.saving
-      .then(() => writeFile(file, logId))
+      .then(() => writeFile(temporary, logId))
+      .then(() => rename(temporary, file))
       .catch((error: unknown) => this.log.warn({ err: error, file }, 'purge log position not saved'));
   }
 

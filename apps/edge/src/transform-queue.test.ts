@@ -98,6 +98,26 @@ describe('TransformQueue', () => {
     expect(await queue.run('b', 1, async () => 'now')).toBe('now');
   });
 
+  it('refuses at once what would not start within the deadline by the running mean of durations', async () => {
+    const queue = new TransformQueue({
+      concurrency: 1,
+      maxWaiting: 10,
+      maxWaitingBytes: 1e9,
+      maxWaitMs: 100,
+    });
+    await queue.run('a', 1, () => tick(60));
+    const running = gate([], 'running');
+    const held = [queue.run('a', 1, running.task)];
+    // One waiting starts in about 60 ms; a second would wait about 120.
+    expect(queue.refusal('b')).toBeNull();
+    const waiting = gate([], 'waiting');
+    held.push(queue.run('b', 1, waiting.task));
+    expect(queue.refusal('c')).toMatchObject({ reason: 'would-wait-too-long', retryAfterSeconds: 1 });
+    running.open();
+    waiting.open();
+    await Promise.all(held);
+  });
+
   it('refuses a waiting transform whose original would pass the bytes held by the queue', async () => {
     const queue = new TransformQueue({
       concurrency: 1,

@@ -1,7 +1,7 @@
 /** A transform refused for load, answered 503 with Retry-After: the same request may succeed soon. */
 export class Overloaded extends Error {
   constructor(
-    readonly reason: 'queue-full' | 'waited-too-long',
+    readonly reason: 'queue-full' | 'waited-too-long' | 'would-wait-too-long',
     message: string,
     readonly retryAfterSeconds: number,
   ) {
@@ -17,9 +17,12 @@ export interface TransformQueueOptions {
   maxWaiting: number;
   /** Bytes of fetched originals the waiting transforms may hold in memory, in all. */
   maxWaitingBytes: number;
-  /** How long one may wait for a slot. */
+  /** How long one may wait for a slot (the deadline to start). */
   maxWaitMs: number;
 }
+
+/** Weight of the latest transform in the running mean of their durations. */
+const SERVICE_SMOOTHING = 0.2;
 
 interface Waiter {
   start: () => void;
@@ -32,7 +35,9 @@ interface Waiter {
  * fairly: a freed slot goes to the next tenant in turn, and no tenant may hold more than half
  * the waiting places, so one tenant's flood of misses waits behind itself, not in front of
  * everyone else's. Past either bound the transform is refused (Overloaded) instead of
- * queueing without limit.
+ * queueing without limit; so is one that would not start within its deadline by the running
+ * mean of transform durations, at once, rather than after holding its original in memory for
+ * the whole deadline.
  */
 export class TransformQueue {
   private active = 0;
@@ -41,6 +46,8 @@ export class TransformQueue {
   /** Waiters per tenant; the Map's order is the turn order. */
   private readonly queues = new Map<string, Waiter[]>();
   private readonly maxWaitingPerTenant: number;
+  /** Running mean of how long a transform holds its slot, ms (0 until one finished). */
+  private serviceMs = 0;
 
   constructor(private readonly options: TransformQueueOptions) {
     this.maxWaitingPerTenant = Math.max(1, Math.ceil(options.maxWaiting / 2));
@@ -60,6 +67,13 @@ export class TransformQueue {
    */
   refusal(tenant: string): Overloaded | null {
     if (this.active < this.options.concurrency) return null;
+    const waitMs = ((this.waiting + 1) * this.serviceMs) / this.options.concurrency;
+    if (waitMs > this.options.maxWaitMs)
+      return new Overloaded(
+        'would-wait-too-long',
+        'conversions waiting here would not start in time; try again shortly',
+        Math.max(1, Math.ceil(waitMs / 1000)),
+      );
     if (this.waiting >= this.options.maxWaiting)
       return new Overloaded('queue-full', 'too many conversions are waiting; try again shortly', 1);
     if ((this.queues.get(tenant)?.length ?? 0) >= this.maxWaitingPerTenant)
@@ -75,9 +89,12 @@ export class TransformQueue {
   async run<T>(tenant: string, bytes: number, task: () => Promise<T>): Promise<T> {
     if (this.active < this.options.concurrency) this.active++;
     else await this.slot(tenant, bytes);
+    const started = performance.now();
     try {
       return await task();
     } finally {
+      const ms = performance.now() - started;
+      this.serviceMs = this.serviceMs === 0 ? ms : this.serviceMs + SERVICE_SMOOTHING * (ms - this.serviceMs);
       this.release();
     }
   }

@@ -113,6 +113,11 @@ const ConfigFields = z.object({
   EDGE_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(200_000),
   /** Variant bytes also held in memory for hits. */
   EDGE_MEMORY_CACHE_MB: z.coerce.number().int().min(0).default(64),
+  /**
+   * Edge processes sharing EDGE_PORT and the cache directory (`npm run start:edge`); 1 runs
+   * the edge in the process itself. Transform concurrency and the memory cache are per worker.
+   */
+  EDGE_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** Share of successful delivery requests written to the access log, 0 to 1 (failures always are). */
   EDGE_ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
   /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -344,13 +344,13 @@ describe.skipIf(skipReason !== '')('fleet: server + 2 edges on PostgreSQL and Re
     // Kill it while variants are being written: once the first has landed.
     await until(
       'first variant on disk',
-      async () => (countMetas(join(dataDir, 'edge-cache')) > 0 ? true : undefined),
+      async () => (variantFiles(join(dataDir, 'edge-cache')).length > 0 ? true : undefined),
       30_000,
       5,
     );
     victim.child.kill('SIGKILL');
     await Promise.all(requests);
-    const written = countMetas(join(dataDir, 'edge-cache'));
+    const written = variantFiles(join(dataDir, 'edge-cache')).length;
     figures.variantsOnDiskAtKill = written;
     expect(written).toBeLessThan(paths.length);
 
@@ -369,6 +369,35 @@ describe.skipIf(skipReason !== '')('fleet: server + 2 edges on PostgreSQL and Re
     }
     figures.variantsKeptAfterKill = hits;
     expect(hits).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('an edge of two workers shares one cache, sums their metrics and replaces a killed worker', async () => {
+    const edge = await startEdge('edge-workers', { EDGE_WORKERS: '2' });
+    const workerPids = () =>
+      readFileSync(`/proc/${edge.child.pid}/task/${edge.child.pid}/children`, 'utf8').trim().split(' ');
+    try {
+      // A new connection goes to the next worker; a request id starts with its process's prefix.
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await get(edgePort(edge), host, '/w=321/workers.jpg'));
+      expect(
+        new Set(answers.map((answer) => String(answer.headers['x-request-id']).split('-')[0])).size,
+      ).toBe(2);
+      expect(answers.map((answer) => answer.headers['x-cache'])).toEqual(['MISS', ...Array(5).fill('HIT')]);
+      const text = await metrics(edge);
+      expect(metricValue(text, 'ukiyo_edge_cache_misses_total')).toBe(1);
+      expect(metricValue(text, 'ukiyo_edge_cache_hits_total')).toBe(5);
+
+      const [killed] = workerPids();
+      process.kill(Number(killed), 'SIGKILL');
+      await until('a worker in place of the killed one', async () =>
+        workerPids().length === 2 && !workerPids().includes(killed!) ? true : undefined,
+      );
+      await edge.ready();
+      expect((await get(edgePort(edge), host, '/w=321/workers.jpg')).status).toBe(200);
+      expect(await edge.stop()).toBe(0);
+    } finally {
+      await edge.stop('SIGKILL');
+    }
   }, 120_000);
 
   it('SIGTERM lets a request in flight finish, then the edge exits 0', async () => {
@@ -424,27 +453,22 @@ function walk(dir: string): string[] {
   return files;
 }
 
-function countMetas(dir: string): number {
+/** Variant files in a cache directory (the origins' directories; the cache's own files sit at the top). */
+function variantFiles(dir: string): string[] {
   try {
-    return walk(dir).filter((file) => file.endsWith('.json') && !file.includes('.tmp-')).length;
+    return walk(dir).filter((file) => dirname(file) !== dir && !file.includes('.tmp-'));
   } catch {
-    return 0;
+    return [];
   }
 }
 
-/**
- * After start-up: no temporary files, every meta beside data of the size it records. Variants
- * live in the origins' directories; the cache's own files (its purge-log position) at the top.
- */
+/** After start-up: no temporary file young or old, and every variant file whole (its header, then the data). */
 function assertNoTornFiles(dir: string) {
-  const files = walk(dir).filter((file) => dirname(file) !== dir);
-  expect(files.filter((file) => file.includes('.tmp-'))).toEqual([]);
-  for (const file of files) {
-    if (file.endsWith('.json')) {
-      const meta = JSON.parse(readFileSync(file, 'utf8')) as { size: number };
-      expect(statSync(file.slice(0, -5)).size).toBe(meta.size);
-    } else {
-      expect(files).toContain(`${file}.json`);
-    }
+  expect(walk(dir).filter((file) => file.includes('.tmp-'))).toEqual([]);
+  for (const file of variantFiles(dir)) {
+    const bytes = readFileSync(file);
+    expect(bytes.subarray(0, 4).toString()).toBe('UKV2');
+    const meta = JSON.parse(bytes.toString('utf8', 8, 8 + bytes.readUInt32BE(4))) as { url: string };
+    expect(meta.url).toContain('/kill.jpg');
   }
 }

@@ -66,9 +66,11 @@ export class HttpFetcher {
       response.destroy();
       throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
     }
-    const data = await readLimited(response, this.limits.maxBytes, 'origin image').catch((error: unknown) => {
-      throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
-    });
+    const data = await readLimited(response, this.limits.maxBytes, 'origin image', length).catch(
+      (error: unknown) => {
+        throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
+      },
+    );
     return {
       data,
       cacheControl: response.headers['cache-control'] ?? null,

@@ -39,7 +39,12 @@ export class S3Fetcher {
       const output = await this.getObject(config, path, signal);
       if ((output.ContentLength ?? 0) > this.limits.maxBytes)
         throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
-      const data = await readLimited(output.Body as Readable, this.limits.maxBytes, 'origin image');
+      const data = await readLimited(
+        output.Body as Readable,
+        this.limits.maxBytes,
+        'origin image',
+        output.ContentLength,
+      );
       return {
         data,
         cacheControl: output.CacheControl ?? null,
