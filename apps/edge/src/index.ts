@@ -51,6 +51,11 @@ export interface EdgeOptions {
   meteringFlushMs: number;
   /** Readiness fails when the cache's disk has less free space than this. */
   minFreeDiskBytes: number;
+  /**
+   * Repeated requests answered from memory by the hit path (server.ts); off, every request
+   * takes the full path (the tests compare the two).
+   */
+  hitPath: boolean;
 }
 
 export interface Edge {
@@ -103,6 +108,7 @@ const DEFAULTS = {
   originPollMs: 1_000,
   meteringFlushMs: 2_000,
   minFreeDiskBytes: 100 * 1024 ** 2,
+  hitPath: true,
 } satisfies Partial<EdgeOptions>;
 
 export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions> = {}): Promise<Edge> {
@@ -184,6 +190,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     log,
     metrics,
     accessLogSample: config.EDGE_ACCESS_LOG_SAMPLE,
+    hitPath: options.hitPath,
     probe: (path) => health.probe(path),
     trustProxy: deps.config.TRUST_PROXY,
     limits: {

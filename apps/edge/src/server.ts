@@ -113,6 +113,8 @@ export class EdgeHandler {
       metrics: EdgeMetrics;
       /** Share of successful requests written to the access log (0 to 1). */
       accessLogSample: number;
+      /** Repeated requests answered by answerFromMemory. */
+      hitPath: boolean;
       /** Answers /healthz and /readyz on a Host that is no origin's (load balancer probes). */
       probe?: (path: string) => Promise<{ status: number; body: unknown }>;
     },
@@ -132,7 +134,7 @@ export class EdgeHandler {
     const incomingId = req.headers['x-request-id'];
     const requestId =
       typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : this.requestIds.next();
-    if (this.answerFromMemory(req, res, requestId, started)) return;
+    if (this.deps.hitPath && this.answerFromMemory(req, res, requestId, started)) return;
     res.setHeader('X-Request-Id', requestId);
     let origin: EdgeOrigin | null = null;
     let bytes = 0;
@@ -377,7 +379,7 @@ export class EdgeHandler {
     const variantKey = [printParams(params, { omitAccess: true }), choice, origin.sourceDigest].join('|');
     const id = DiskCache.idOf(origin.id, imagePath, variantKey);
     const resolved = { origin, params, imagePath, sourcePath, id, varyHints };
-    if (!origin.clientHints) this.remember(req, resolved, signature, choice);
+    if (this.deps.hitPath && !origin.clientHints) this.remember(req, resolved, signature, choice);
     return resolved;
   }
 
