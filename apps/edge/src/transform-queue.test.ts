@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Overloaded, TransformQueue } from './transform-queue.ts';
 
 const tick = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -116,6 +116,36 @@ describe('TransformQueue', () => {
     running.open();
     waiting.open();
     await Promise.all(held);
+  });
+
+  it('admits a burst up to the deadline, and past a second of standing queue two durations of wait only', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      const queue = new TransformQueue({
+        concurrency: 1,
+        maxWaiting: 10,
+        maxWaitingBytes: 1e9,
+        maxWaitMs: 10_000,
+      });
+      await queue.run('a', 1, async () => vi.advanceTimersByTime(20));
+      const running = gate([], 'running');
+      const held = [queue.run('a', 1, running.task)];
+      const burst = [gate([], 'b1'), gate([], 'b2'), gate([], 'b3')];
+      for (const g of burst) {
+        expect(queue.refusal('b')).toBeNull();
+        held.push(queue.run('b', 1, g.task));
+      }
+      // A fourth would wait about 80 ms: fine in a burst, too long for a queue standing a second.
+      expect(queue.refusal('c')).toBeNull();
+      vi.advanceTimersByTime(1_001);
+      expect(queue.refusal('c')).toMatchObject({ reason: 'would-wait-too-long' });
+      running.open();
+      for (const g of burst) g.open();
+      await Promise.all(held);
+      expect(queue.refusal('c')).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses a waiting transform whose original would pass the bytes held by the queue', async () => {

@@ -23,6 +23,10 @@ export interface TransformQueueOptions {
 
 /** Weight of the latest transform in the running mean of their durations. */
 const SERVICE_SMOOTHING = 0.2;
+/** A queue that has not emptied for this long is a standing one: load, not a burst. */
+const STANDING_MS = 1_000;
+/** The wait admitted while the queue stands, in mean transform durations. */
+const STANDING_WAIT_DURATIONS = 2;
 
 interface Waiter {
   start: () => void;
@@ -37,7 +41,10 @@ interface Waiter {
  * everyone else's. Past either bound the transform is refused (Overloaded) instead of
  * queueing without limit; so is one that would not start within its deadline by the running
  * mean of transform durations, at once, rather than after holding its original in memory for
- * the whole deadline.
+ * the whole deadline. The deadline is `maxWaitMs` while the queue comes and goes (a page's
+ * burst of new images waits its turn), and two mean durations once it has stood for a second
+ * (sustained overload): what is accepted then still answers about as fast as under normal
+ * load, and the rest is told to come back (controlled delay, as CoDel does for packets).
  */
 export class TransformQueue {
   private active = 0;
@@ -48,6 +55,8 @@ export class TransformQueue {
   private readonly maxWaitingPerTenant: number;
   /** Running mean of how long a transform holds its slot, ms (0 until one finished). */
   private serviceMs = 0;
+  /** When the waiting room was last empty (performance.now()). */
+  private lastEmpty = performance.now();
 
   constructor(private readonly options: TransformQueueOptions) {
     this.maxWaitingPerTenant = Math.max(1, Math.ceil(options.maxWaiting / 2));
@@ -67,8 +76,14 @@ export class TransformQueue {
    */
   refusal(tenant: string): Overloaded | null {
     if (this.active < this.options.concurrency) return null;
+    const now = performance.now();
+    if (this.waiting === 0) this.lastEmpty = now;
+    const deadline =
+      now - this.lastEmpty > STANDING_MS
+        ? Math.min(this.options.maxWaitMs, STANDING_WAIT_DURATIONS * this.serviceMs)
+        : this.options.maxWaitMs;
     const waitMs = ((this.waiting + 1) * this.serviceMs) / this.options.concurrency;
-    if (waitMs > this.options.maxWaitMs)
+    if (waitMs > deadline)
       return new Overloaded(
         'would-wait-too-long',
         'conversions waiting here would not start in time; try again shortly',
@@ -149,7 +164,7 @@ export class TransformQueue {
     const waiter = queue.shift()!;
     this.queues.delete(tenant);
     if (queue.length > 0) this.queues.set(tenant, queue);
-    this.waiting--;
+    if (--this.waiting === 0) this.lastEmpty = performance.now();
     this.waitingBytes -= waiter.bytes;
     return waiter;
   }
@@ -160,7 +175,7 @@ export class TransformQueue {
     if (!queue || index < 0) return;
     queue.splice(index, 1);
     if (queue.length === 0) this.queues.delete(tenant);
-    this.waiting--;
+    if (--this.waiting === 0) this.lastEmpty = performance.now();
     this.waitingBytes -= waiter.bytes;
   }
 }
