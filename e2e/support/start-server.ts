@@ -15,6 +15,7 @@ import {
   ensureDemoOrganization,
   loadConfig,
 } from '../../apps/server/src/index.ts';
+import { seedDeadLetters } from './dead-letters.ts';
 import {
   ADMIN,
   DEMO_OWNER,
@@ -95,6 +96,8 @@ const demoOwner = await createUser(deps.db, {
   sakura_account_id: demo.sakura_account_id,
 });
 await setUserRestrictions(deps.db, demoOwner, [demo.id]);
+await seedDeadLetters(deps, liveOrganization);
+await deps.jobs.stop();
 await database.close();
 
 await import('../../apps/server/src/main.ts');

@@ -2,7 +2,8 @@ import { checkLiteralHost } from '@ukiyo/edge';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import type { Logger } from 'pino';
+import type { Job, JobQueue } from '@ukiyo/server';
+import { sql } from 'kysely';
 import type { Db, SecretBox } from './types.ts';
 import type { Webhooks } from './webhooks.ts';
 
@@ -69,65 +70,160 @@ export interface ArchiveFile {
   fileType: 'ts' | 'm3u8';
 }
 
-/**
- * Uploads one session's archived files in order (a playlist never lands before the segment it
- * names), each retried with doubling delays; every outcome is an event webhook.
- */
-export class ArchiveQueue {
-  private tail: Promise<void> = Promise.resolve();
+/** The publisher session a file comes from: its files go up in order, its events name it. */
+export interface ArchiveSession {
+  organizationId: number;
+  channelId: string;
+  connectionId: string;
+  eventWebhookUrl: string;
+}
 
+/** An `archive-upload` job: the session's files up to `uploadId` (an `archive_uploads` row). */
+interface ArchiveJob {
+  uploadId: number;
+  organizationId: number;
+  channelId: string;
+  connectionId: string;
+  eventWebhookUrl: string;
+  /** `s3://{bucket}`, the start of each file's dest_uri. */
+  target: string;
+}
+
+/**
+ * Archived files as `archive-upload` jobs: each file waits in `archive_uploads` (ffmpeg deletes
+ * old segments, and the process may be killed) until one of the session's jobs has put it in the
+ * bucket. A job uploads every file of its session up to its own in order, so a playlist never
+ * lands before the segments it names, even when an earlier file is waiting for a retry. Whoever
+ * deletes a file's row queues its `imageflux.archive_created` event in the same transaction, so
+ * the event is sent once however many jobs or processes uploaded the file; a job failing its
+ * last attempt sends `imageflux.archive_failed` for its file.
+ */
+export class Archive {
   constructor(
-    private readonly channelId: string,
-    private readonly eventWebhookUrl: string,
+    private readonly deps: { db: Db; secrets: SecretBox; jobs: JobQueue },
     private readonly webhooks: Webhooks,
-    private readonly log: Logger,
-    private readonly retry: { attempts: number; backoffMs: number },
+    private readonly agents: { http: HttpAgent; https: HttpsAgent },
+    private readonly allowPrivate: boolean,
   ) {}
 
-  add(destination: Destination, file: ArchiveFile): void {
-    this.tail = this.tail.then(() => this.upload(destination, file));
-  }
-
-  private async upload(destination: Destination, file: ArchiveFile): Promise<void> {
-    const key = destination.prefix ? `${destination.prefix}/${file.path}` : file.path;
-    const destUri = `s3://${destination.bucket}/${key}`;
-    const data = { dest_uri: destUri, file_path: key, size: file.body.length, file_type: file.fileType };
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= this.retry.attempts; attempt++) {
-      try {
-        await destination.client.send(
-          new PutObjectCommand({
-            Bucket: destination.bucket,
-            Key: key,
-            Body: file.body,
-            ContentType: file.fileType === 'ts' ? 'video/mp2t' : 'application/vnd.apple.mpegurl',
-          }),
-        );
-        this.webhooks.event(this.eventWebhookUrl, {
-          channel_id: this.channelId,
-          type: 'imageflux.archive_created',
-          timestamp: new Date().toISOString(),
-          data,
-        });
-        return;
-      } catch (error) {
-        lastError = error;
-        if (attempt < this.retry.attempts) {
-          await new Promise((resolve) => setTimeout(resolve, this.retry.backoffMs * 2 ** (attempt - 1)));
-        }
-      }
-    }
-    this.log.warn({ err: lastError, destUri }, 'archive upload failed');
-    this.webhooks.event(this.eventWebhookUrl, {
-      channel_id: this.channelId,
-      type: 'imageflux.archive_failed',
-      timestamp: new Date().toISOString(),
-      data: { ...data, reason: lastError instanceof Error ? lastError.message : String(lastError) },
+  async add(session: ArchiveSession, destination: Destination, file: ArchiveFile): Promise<void> {
+    await this.deps.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('archive_uploads')
+        .values({
+          organization_id: session.organizationId,
+          destination_id: destination.id,
+          connection_id: session.connectionId,
+          object_key: destination.prefix ? `${destination.prefix}/${file.path}` : file.path,
+          file_type: file.fileType,
+          body: file.body,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await this.deps.jobs.send<ArchiveJob>(
+        'archive-upload',
+        { ...session, uploadId: row.id, target: `s3://${destination.bucket}` },
+        trx,
+      );
     });
   }
 
-  /** Resolves when every file queued so far is uploaded or given up. */
-  drain(): Promise<void> {
-    return this.tail;
+  /** Uploads queued files from this process; resolves to a function that stops it. */
+  work(concurrency: number): Promise<() => Promise<void>> {
+    return this.deps.jobs.work<ArchiveJob>('archive-upload', concurrency, (job) => this.upload(job));
+  }
+
+  private async upload({ data, lastAttempt }: Job<ArchiveJob>): Promise<void> {
+    const files = await this.deps.db
+      .selectFrom('archive_uploads')
+      .select(['id', 'destination_id', 'object_key', 'file_type'])
+      .where('connection_id', '=', data.connectionId)
+      .where('id', '<=', data.uploadId)
+      .orderBy('id')
+      .execute();
+    const destinations = new Map<string, Destination>();
+    for (const file of files) {
+      try {
+        const destination =
+          destinations.get(file.destination_id) ??
+          (await loadDestination(
+            this.deps.db,
+            this.deps.secrets,
+            this.agents,
+            this.allowPrivate,
+            data.organizationId,
+            file.destination_id,
+          ));
+        if (!destination) throw new Error('the archive destination no longer exists');
+        destinations.set(file.destination_id, destination);
+        await this.put(destination, data, file);
+      } catch (error) {
+        if (lastAttempt) await this.failed(data, error);
+        throw error;
+      }
+    }
+  }
+
+  private async put(
+    destination: Destination,
+    job: ArchiveJob,
+    file: { id: number; object_key: string; file_type: 'ts' | 'm3u8' },
+  ): Promise<void> {
+    // Read one at a time: a session whose bucket was away may have many files waiting.
+    const stored = await this.deps.db
+      .selectFrom('archive_uploads')
+      .select('body')
+      .where('id', '=', file.id)
+      .executeTakeFirst();
+    if (!stored) return;
+    await destination.client.send(
+      new PutObjectCommand({
+        Bucket: destination.bucket,
+        Key: file.object_key,
+        Body: stored.body,
+        ContentType: file.file_type === 'ts' ? 'video/mp2t' : 'application/vnd.apple.mpegurl',
+      }),
+    );
+    await this.deps.db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .deleteFrom('archive_uploads')
+        .where('id', '=', file.id)
+        .returning('id')
+        .executeTakeFirst();
+      if (!deleted) return;
+      await this.announce(job, 'imageflux.archive_created', { ...file, size: stored.body.length }, {}, trx);
+    });
+  }
+
+  /** The job's own file will not be archived: its event, once, at the last attempt. */
+  private async failed(job: ArchiveJob, error: unknown): Promise<void> {
+    const file = await this.deps.db
+      .selectFrom('archive_uploads')
+      .select(['object_key', 'file_type', sql<number>`length(body)`.as('size')])
+      .where('id', '=', job.uploadId)
+      .executeTakeFirst();
+    if (!file) return;
+    await this.announce(job, 'imageflux.archive_failed', file, {
+      reason: error instanceof Error ? error.message : String(error),
+    });
+  }
+
+  /** A file's event to the channel's event webhook, in `trx` when given. */
+  private announce(
+    job: ArchiveJob,
+    type: 'imageflux.archive_created' | 'imageflux.archive_failed',
+    file: { object_key: string; file_type: string; size: number },
+    extra: Record<string, string>,
+    trx?: Parameters<Webhooks['event']>[3],
+  ): Promise<void> {
+    const data = {
+      dest_uri: `${job.target}/${file.object_key}`,
+      file_path: file.object_key,
+      size: file.size,
+      file_type: file.file_type,
+      ...extra,
+    };
+    const payload = { channel_id: job.channelId, type, timestamp: new Date().toISOString(), data };
+    return this.webhooks.event(job.organizationId, job.eventWebhookUrl, payload, trx);
   }
 }

@@ -7,7 +7,7 @@ import { encryptKeyUrl, type Rendition } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings } from '@ukiyo/server';
-import { loadDestination, type Destination } from './archive.ts';
+import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
 import { PublishSession, type SessionTimings } from './session.ts';
@@ -25,7 +25,6 @@ export interface CoreOptions {
   ice: IceSettings;
   /** A claim on a channel whose holder stopped refreshing it for this long is free again. */
   staleClaimMs: number;
-  archiveRetry: { attempts: number; backoffMs: number };
   /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
   internalUrl?: string;
 }
@@ -65,6 +64,7 @@ export class LiveCore {
     private readonly usage: LiveUsage,
     private readonly metrics: LiveMetrics,
     private readonly webhooks: Webhooks,
+    private readonly archive: Archive,
     private readonly agents: { http: HttpAgent; https: HttpsAgent },
     private readonly options: CoreOptions,
   ) {}
@@ -146,7 +146,7 @@ export class LiveCore {
     const connectionId = randomBytes(10).toString('hex');
     if (
       channel.auth_webhook_url &&
-      !(await this.webhooks.allowed(channel.auth_webhook_url, {
+      !(await this.webhooks.allowed(organizationId, channel.auth_webhook_url, {
         channel_id: channelId,
         connection_id: connectionId,
         role: 'sendonly',
@@ -199,12 +199,11 @@ export class LiveCore {
           : {}),
         destinations,
         eventWebhookUrl: channel.event_webhook_url,
-        webhooks: this.webhooks,
+        archive: this.archive,
         usage: this.usage,
         metrics: this.metrics,
         log: this.log.child({ channelId, connectionId, protocol: ingest.protocol }),
         timings: this.options.timings,
-        archiveRetry: this.options.archiveRetry,
         onPlaylist: () =>
           void this.playlistReady(channel, connectionId).catch((error: unknown) =>
             this.log.warn({ err: error, channelId }, 'could not record the playlist URL'),
@@ -226,6 +225,10 @@ export class LiveCore {
     }
   }
 
+  /**
+   * The archived renditions' destinations, opened now so that one whose secrets or endpoint are
+   * unusable leaves its rendition unarchived from the start rather than failing every upload.
+   */
   private async destinations(organizationId: number, renditions: Rendition[]) {
     const found = new Map<number, Destination>();
     for (const [index, rendition] of renditions.entries()) {
@@ -260,7 +263,7 @@ export class LiveCore {
       .where('id', '=', channel.id)
       .where('connection_id', '=', connectionId)
       .execute();
-    this.webhooks.event(channel.event_webhook_url, {
+    await this.webhooks.event(channel.organization_id, channel.event_webhook_url, {
       channel_id: channel.id,
       connection_id: connectionId,
       timestamp: new Date().toISOString(),

@@ -24,6 +24,7 @@ import { createSrtFront, type SrtFront, type SrtOptions } from './srt.ts';
 import type { LiveDeps } from './types.ts';
 import { LiveUsage } from './usage.ts';
 import { Webhooks } from './webhooks.ts';
+import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhip } from './whip.ts';
 
@@ -43,10 +44,9 @@ export interface LiveOptions {
   sora: SoraTimings;
   srt: SrtOptions;
   webhookTimeoutMs: number;
-  webhookAttempts: number;
-  webhookBackoffMs: number;
-  archiveAttempts: number;
-  archiveBackoffMs: number;
+  /** Webhook deliveries and archive uploads this process works at once. */
+  webhookConcurrency: number;
+  archiveConcurrency: number;
   /** Where peer live processes reach this one; default LIVE_INTERNAL_URL. */
   internalUrl: string | undefined;
   /** A client that fetched a playlist this recently counts as a viewer. */
@@ -91,10 +91,8 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
   sora: { handshakeMs: 10_000, pingMs: 5_000 },
   srt: { handshakeTimeoutMs: 5_000, maxCallers: 200, maxCallersPerAddress: 16 },
   webhookTimeoutMs: 5_000,
-  webhookAttempts: 4,
-  webhookBackoffMs: 500,
-  archiveAttempts: 4,
-  archiveBackoffMs: 500,
+  webhookConcurrency: 4,
+  archiveConcurrency: 2,
   viewerWindowMs: 15_000,
 };
 
@@ -112,22 +110,23 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   const agents = guardedAgents(deps.config.ALLOW_PRIVATE_ORIGINS);
   const usage = new LiveUsage(deps.db, log);
   const webhooks = new Webhooks(
-    {
-      agents,
-      allowPrivate: deps.config.ALLOW_PRIVATE_ORIGINS,
-      timeoutMs: options.webhookTimeoutMs,
-      attempts: options.webhookAttempts,
-      backoffMs: options.webhookBackoffMs,
-    },
+    { agents, allowPrivate: deps.config.ALLOW_PRIVATE_ORIGINS, timeoutMs: options.webhookTimeoutMs },
+    deps,
     log,
   );
+  const archive = new Archive(deps, webhooks, agents, deps.config.ALLOW_PRIVATE_ORIGINS);
+  // Every live process works the queues, whichever process queued the job.
+  const stopWorking = [
+    await webhooks.work(options.webhookConcurrency),
+    await archive.work(options.archiveConcurrency),
+  ];
   const viewers = new ViewerTracker(options.viewerWindowMs);
   const metrics = new LiveMetrics({
     // Read at scrape time, when `core` below exists.
     publishers: (): number => core.sessionCount,
     viewers: () => viewers.count(),
   });
-  const core = new LiveCore(deps, log, usage, metrics, webhooks, agents, {
+  const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
     dir: options.dir,
     publicUrl: options.publicUrl,
     timings: options.timings,
@@ -136,7 +135,6 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
     },
     staleClaimMs: options.staleClaimMs,
-    archiveRetry: { attempts: options.archiveAttempts, backoffMs: options.archiveBackoffMs },
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
   });
 
@@ -191,7 +189,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await srt.close();
       for (const client of signaling.clients) client.terminate();
       signaling.close();
-      await webhooks.drain();
+      // Jobs in hand finish; queued ones wait for the next process that works them.
+      for (const stop of stopWorking) await stop();
       await usage.stop();
       agents.http.destroy();
       agents.https.destroy();

@@ -47,5 +47,6 @@ onShutdown(log, live.health, graceMs, [
   () => drainServer(live.server, graceMs).then(() => live.close()),
   () => drainServer(ops.server, 0),
   () => deps.limits.close(),
+  () => deps.jobs.stop(graceMs),
   () => database.close(),
 ]);

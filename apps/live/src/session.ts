@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Rendition } from '@ukiyo/contract';
 import type { Logger } from 'pino';
-import { ArchiveQueue, type Destination } from './archive.ts';
+import type { Archive, ArchiveSession, Destination } from './archive.ts';
 import {
   decorateMediaPlaylist,
   ffmpegArgs,
@@ -15,7 +15,6 @@ import {
 import type { Ingest } from './ingest/ingest.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
-import type { Webhooks } from './webhooks.ts';
 
 export interface SessionTimings {
   /** How often new segments are looked for (archive, first-playlist notice). */
@@ -47,12 +46,11 @@ export interface SessionOptions {
   /** Renditions archived, by index. */
   destinations: Map<number, Destination>;
   eventWebhookUrl: string;
-  webhooks: Webhooks;
+  archive: Archive;
   usage: LiveUsage;
   metrics: LiveMetrics;
   log: Logger;
   timings: SessionTimings;
-  archiveRetry: { attempts: number; backoffMs: number };
   /** The master playlist exists (its first segment is written). */
   onPlaylist(): void;
   onEnd(): Promise<void>;
@@ -70,7 +68,7 @@ export class PublishSession {
   private ffmpeg: ChildProcessWithoutNullStreams | undefined;
   private ffmpegExited: Promise<void> = Promise.resolve();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly archive: ArchiveQueue;
+  private readonly archived: ArchiveSession;
   private readonly seen: Set<string>[];
   private readonly playlistTimes: number[];
   private playlistReady = false;
@@ -79,13 +77,12 @@ export class PublishSession {
   private stderr = '';
 
   constructor(private readonly options: SessionOptions) {
-    this.archive = new ArchiveQueue(
-      options.channelId,
-      options.eventWebhookUrl,
-      options.webhooks,
-      options.log,
-      options.archiveRetry,
-    );
+    this.archived = {
+      organizationId: options.organizationId,
+      channelId: options.channelId,
+      connectionId: options.connectionId,
+      eventWebhookUrl: options.eventWebhookUrl,
+    };
     this.seen = options.renditions.map(() => new Set());
     this.playlistTimes = options.renditions.map(() => 0);
   }
@@ -195,10 +192,14 @@ export class PublishSession {
         // Read now: ffmpeg deletes segments that fell out of the playlist a little later.
         const body = await readFile(join(this.hlsDir, String(index), name)).catch(() => undefined);
         if (body)
-          this.archive.add(destination, { path: this.archivePath(index, name), body, fileType: 'ts' });
+          await this.options.archive.add(this.archived, destination, {
+            path: this.archivePath(index, name),
+            body,
+            fileType: 'ts',
+          });
       }
       if (destination) {
-        this.archive.add(destination, {
+        await this.options.archive.add(this.archived, destination, {
           path: this.archivePath(index, 'index.m3u8'),
           body: Buffer.from(decorateMediaPlaylist(playlist, rendition)),
           fileType: 'm3u8',
@@ -259,7 +260,6 @@ export class PublishSession {
       clearTimeout(kill);
     }
     await this.watch().catch(() => {});
-    await this.archive.drain();
     await rm(join(this.options.dir, 'private'), { recursive: true, force: true });
     await this.options.onEnd();
   }

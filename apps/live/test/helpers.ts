@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import { Webhook } from 'standardwebhooks';
 import { mkdtempSync } from 'node:fs';
-import type { Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +20,7 @@ export const run = promisify(execFile);
 
 /** An encoded API token of the organization, as the console's token screen issues them. */
 export async function apiToken(
-  server: TestServer,
+  server: Pick<TestServer, 'deps'>,
   organizationId: number,
   permission: number | null = Permission.channel,
 ): Promise<string> {
@@ -65,7 +69,7 @@ export async function startLive(
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-live-'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const { db, secrets, log, limits } = server.deps;
+  const { db, secrets, log, limits, jobs } = server.deps;
   // The tests poll ListPlaylistURLs far faster than customers are allowed to.
   const rtmps = Boolean(environment.LIVE_RTMPS_CERT_FILE);
   const config = {
@@ -77,7 +81,7 @@ export async function startLive(
     ...environment,
   };
   const live = await createLive(
-    { db, secrets, log, config, limits },
+    { db, secrets, log, config, limits, jobs },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
   const listening = (target: NetServer | undefined, on: number | undefined) =>
@@ -156,4 +160,63 @@ export async function childFfmpegCount(): Promise<number> {
     stdout: '',
   }));
   return stdout.split('\n').filter((name) => name.trim() === 'ffmpeg').length;
+}
+
+/** s3rver on a loopback port with an `archive` bucket: the archive's S3 in the tests. */
+export async function startS3(): Promise<{ endPoint: string; s3: S3Client; close(): Promise<void> }> {
+  const s3rver = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: mkdtempSync(join(tmpdir(), 'ukiyo-s3-')),
+  });
+  const endPoint = `http://127.0.0.1:${((await s3rver.run()) as AddressInfo).port}`;
+  const s3 = new S3Client({
+    endpoint: endPoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: 'archive' }));
+  return {
+    endPoint,
+    s3,
+    close: async () => {
+      s3.destroy();
+      await s3rver.close();
+    },
+  };
+}
+
+/** What a receiver got: the raw body and headers, as a receiver verifies them. */
+export interface Received {
+  path: string;
+  body: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** A customer's endpoint: answers each request with the next status of `statuses` (then 200). */
+export async function receiver(
+  statuses: number[] = [],
+): Promise<{ url: string; calls: Received[]; server: Server }> {
+  const calls: Received[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      calls.push({ path: req.url ?? '', body, headers: req.headers });
+      res.writeHead(statuses.shift() ?? 200, { 'content-type': 'application/json' }).end('{"allowed": true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
+}
+
+/** Verifies a received call with the Standard Webhooks library, as the docs tell receivers to. */
+export function verified(secret: string, call: Received): Record<string, unknown> {
+  return new Webhook(secret).verify(call.body, {
+    'webhook-id': String(call.headers['webhook-id']),
+    'webhook-timestamp': String(call.headers['webhook-timestamp']),
+    'webhook-signature': String(call.headers['webhook-signature']),
+  }) as Record<string, unknown>;
 }

@@ -4,6 +4,7 @@ import { SessionStore } from './auth/session-store.ts';
 import { RateLimits } from './auth/rate-limits.ts';
 import type { Config } from './config.ts';
 import { keyBesideDatabase, SecretBox } from './crypto/secret-box.ts';
+import { JobQueue } from './jobs/queue.ts';
 import { Mailer } from './mail/mailer.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest, withStartupLock } from './db/migrate.ts';
@@ -29,6 +30,8 @@ export type { ServerDeps } from './operations/context.ts';
 export type { TokenPrincipal } from './auth/api-tokens.ts';
 export type { RateLimits } from './auth/rate-limits.ts';
 export { AppError } from './http/app-error.ts';
+export { JobQueue, type Job, type JobTarget } from './jobs/queue.ts';
+export { webhookSecret } from './services/webhook-secrets.ts';
 export { authorizePublisher, bearerAuth, countBadCredential, publishAuth } from './http/public-api.ts';
 export { channelOfStreamKey, channelStreamSecret } from './auth/stream-keys.ts';
 export { addressOf, clientAddress } from './http/request.ts';
@@ -55,15 +58,17 @@ export async function createServerDeps(
   options: { log?: Logger; seed?: boolean } = {},
 ): Promise<{ deps: ServerDeps; database: DatabaseHandle; admin?: BootstrappedAdmin }> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const log = options.log ?? createLogger(config, 'server');
+  const jobs = new JobQueue(database.db, log);
   const admin = await withStartupLock(database, async () => {
     await migrateToLatest(database.db);
+    await jobs.start();
     // Reference data every installation has, like its schema: the guest preview's origin.
     await ensureGuestPreviewOrigin(database.db, config);
     if (!options.seed) return undefined;
     if (config.DEMO) await ensureDemoOrganization(database.db, config);
     return bootstrapAdministrator(database.db, config);
   });
-  const log = options.log ?? createLogger(config, 'server');
   if (keyBesideDatabase(config))
     log.warn(
       { path: join(config.DATA_DIR, 'secret.key') },
@@ -79,7 +84,8 @@ export async function createServerDeps(
     sessions,
     limits: new RateLimits({ redisUrl: config.REDIS_URL, log }),
     secrets: SecretBox.load({ secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR }),
-    mailer: new Mailer(database.db, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
+    mailer: new Mailer(database.db, jobs, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
+    jobs,
     log,
   };
   return { deps, database, admin };

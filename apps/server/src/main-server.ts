@@ -12,6 +12,8 @@ import { onShutdown, processRegistry, startOps } from './process.ts';
 const config = loadConfig();
 const { deps, database, admin } = await createServerDeps(config, { seed: true });
 const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
+// Queued mail goes out from the console's processes.
+await deps.mailer.work();
 const registry = processRegistry('server');
 const health = new Health();
 
@@ -68,5 +70,6 @@ onShutdown(deps.log, health, graceMs, [
   () => drainServer(ops.server, 0),
   async () => requester?.close(),
   () => deps.limits.close(),
+  () => deps.jobs.stop(graceMs),
   () => database.close(),
 ]);

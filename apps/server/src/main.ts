@@ -13,6 +13,8 @@ import { onShutdown, processRegistry, startOps } from './process.ts';
 const config = loadConfig();
 const { deps, database, admin } = await createServerDeps(config, { seed: true });
 const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
+// Queued mail goes out from the console's processes (live works its own kinds of jobs).
+await deps.mailer.work();
 
 // The edge first: the console's cache screen and the public cache API reach its cache.
 const edge = await createEdge(deps);
@@ -89,5 +91,6 @@ onShutdown(deps.log, health, graceMs, [
   },
   async () => ops && drainServer(ops.server, 0),
   () => deps.limits.close(),
+  () => deps.jobs.stop(graceMs),
   () => database.close(),
 ]);

@@ -13,6 +13,7 @@ import {
   unique,
   type TestServer,
 } from './harness.ts';
+import { until } from './processes.ts';
 
 let server: TestServer;
 let admin: Client;
@@ -176,15 +177,18 @@ describe('registration and activation', () => {
     );
     const input = registration();
     expect((await viaSmtp.call('admin.register', input)).status).toBe(200);
+    await until('the mail sent', async () => (received.length > 0 ? true : undefined));
     expect(received).toHaveLength(1);
     expect(received[0]).toContain(`To: ${input.user.emailAddress}`);
     expect(received[0]).toMatch(/activate\//);
-    const outbox = await server.deps.db
-      .selectFrom('mail_outbox')
-      .selectAll()
-      .where('recipient', '=', input.user.emailAddress)
-      .executeTakeFirstOrThrow();
-    expect(outbox.sent_at).not.toBeNull();
+    await until('the outbox marked sent', async () => {
+      const outbox = await server.deps.db
+        .selectFrom('mail_outbox')
+        .selectAll()
+        .where('recipient', '=', input.user.emailAddress)
+        .executeTakeFirstOrThrow();
+      return outbox.sent_at ? true : undefined;
+    });
     await close();
   });
 });

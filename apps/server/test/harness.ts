@@ -14,6 +14,7 @@ import { createEdge, type Edge, type EdgeOptions } from '../../edge/src/index.ts
 import { hashPassword } from '../src/auth/passwords.ts';
 import { createOrganization, createSakuraAccount } from '../src/db/repositories/organizations.ts';
 import { insertOrigin } from '../src/db/repositories/origins.ts';
+import type { JobQueue } from '../src/jobs/queue.ts';
 import { Mailer } from '../src/mail/mailer.ts';
 import { createUser, setUserRestrictions } from '../src/db/repositories/users.ts';
 import { createServerApp, createServerDeps, loadConfig, type Config, type ServerDeps } from '../src/index.ts';
@@ -266,9 +267,14 @@ export function getFromEdge(edge: Edge, host: string, path: string): Promise<Edg
   });
 }
 
-/** A local SMTP server collecting what it receives, and a Mailer sending to it. */
+/**
+ * A local SMTP server collecting what it receives, and a Mailer queueing to it with its worker
+ * running in this process (`options.refuse`: the server refuses every mail while it returns true;
+ * `options.jobs`: a queue of other retry policies over the same database).
+ */
 export async function startSmtpSink(
   deps: ServerDeps,
+  options: { refuse?: () => boolean; jobs?: JobQueue } = {},
 ): Promise<{ received: string[]; mailer: Mailer; close(): Promise<void> }> {
   const received: string[] = [];
   const sink = new SMTPServer({
@@ -278,6 +284,7 @@ export async function startSmtpSink(
       let data = '';
       stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
       stream.on('end', () => {
+        if (options.refuse?.()) return callback(new Error('mailbox unavailable, try later'));
         received.push(data);
         callback();
       });
@@ -287,8 +294,17 @@ export async function startSmtpSink(
   const port = (sink.server.address() as AddressInfo).port;
   const mailer = new Mailer(
     deps.db,
+    options.jobs ?? deps.jobs,
     { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Ukiyo <no-reply@example.com>' },
     pino({ level: 'silent' }),
   );
-  return { received, mailer, close: () => new Promise<void>((resolve) => sink.close(() => resolve())) };
+  const stopWorking = await mailer.work();
+  return {
+    received,
+    mailer,
+    close: async () => {
+      await stopWorking();
+      await new Promise<void>((resolve) => sink.close(() => resolve()));
+    },
+  };
 }

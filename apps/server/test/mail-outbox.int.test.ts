@@ -10,6 +10,7 @@ import {
   unique,
   type TestServer,
 } from './harness.ts';
+import { until } from './processes.ts';
 
 /** Activation and reset links stay readable in the outbox only while they work. */
 let server: TestServer;
@@ -105,6 +106,11 @@ describe('the mail outbox with SMTP', () => {
         text: `open http://console/activate/${secret}\n`,
         secret,
       });
+      // The queue's worker sends it: the row is masked once it has.
+      await until('the mail sent', async () => (received.length > 0 ? true : undefined));
+      await until('the outbox updated', async () =>
+        (await storedBodies(to)).includes(secret) ? undefined : true,
+      );
     } finally {
       await close();
     }

@@ -11,6 +11,7 @@ import {
   unique,
   type TestServer,
 } from './harness.ts';
+import { until } from './processes.ts';
 
 let server: TestServer;
 let admin: Client;
@@ -213,7 +214,7 @@ describe('help centre contact form', () => {
     });
     expect(stored.organization_id).not.toBeNull();
 
-    expect(received).toHaveLength(2);
+    await until('both mails sent', async () => (received.length === 2 ? true : undefined));
     expect(received[0]).toContain(`To: ${support}`);
     expect(received[1]).toContain(`To: ${input.emailAddress}`);
     const toSupport = await lastMail(server.deps, support);
@@ -222,12 +223,14 @@ describe('help centre contact form', () => {
     expect(toSupport.body).toContain(`Reply to: ${input.emailAddress}`);
     const confirmation = await lastMail(server.deps, input.emailAddress);
     expect(confirmation.body).toContain('2-3 business days');
-    const sent = await server.deps.db
-      .selectFrom('mail_outbox')
-      .select('sent_at')
-      .where('recipient', 'in', [support, input.emailAddress])
-      .execute();
-    expect(sent.every((row) => row.sent_at !== null)).toBe(true);
+    await until('both mails marked sent', async () => {
+      const sent = await server.deps.db
+        .selectFrom('mail_outbox')
+        .select('sent_at')
+        .where('recipient', 'in', [support, input.emailAddress])
+        .execute();
+      return sent.every((row) => row.sent_at !== null) ? true : undefined;
+    });
   });
 
   it('goes to the default support address without SMTP', async () => {

@@ -10,6 +10,7 @@ export {
   S3ConfigInput,
   ConversionParameterInput,
 } from './operations/origin.ts';
+export { DeadLetter, JOB_KINDS, type JobKind } from './operations/jobs.ts';
 export { NewUserInput, OrganizationInput } from './operations/organization.ts';
 export * from './permissions.ts';
 export * from './plans.ts';

@@ -104,7 +104,7 @@ describe('buildNavigation', () => {
     ]);
   });
 
-  it('adds the organization register and the mail outbox for administrators only', () => {
+  it('adds the organization register, the mail outbox and failed jobs for administrators only', () => {
     const administrator = menu({ user: user(Permission.admin), organization: organization(false) });
     expect(ids(administrator.account?.items ?? [])).toEqual([
       'changeOrganization',
@@ -114,8 +114,10 @@ describe('buildNavigation', () => {
       'organizationUpdate',
       'userCreate',
       'adminOutbox',
+      'adminJobs',
     ]);
     const full = menu({ user: user(127 & ~Permission.admin), organization: organization(false) });
     expect(ids(full.account?.items ?? [])).not.toContain('adminOutbox');
+    expect(ids(full.account?.items ?? [])).not.toContain('adminJobs');
   });
 });

@@ -142,9 +142,11 @@ export function buildNavigation(
           'plan',
         ]),
         // Administrator pages outside the spec's menus: organizations are created there, and the
-        // outbox is where activation mails wait when no SMTP server is configured.
+        // outbox is where activation mails wait when no SMTP server is configured, and failed jobs
+        // are the webhooks, uploads and mails that exhausted their retries.
         link('userCreate', 'nav.userCreate', paths.userCreate()),
         link('adminOutbox', 'nav.adminOutbox', paths.adminOutbox()),
+        link('adminJobs', 'nav.adminJobs', paths.adminJobs()),
       ].filter(allowed),
     },
   };

@@ -27,8 +27,10 @@ describe('routes', () => {
     }
   });
 
-  it('keeps the outbox for administrators and the activity for any activated user', () => {
+  it('keeps the outbox and failed jobs for administrators and the activity for any activated user', () => {
     expect(routes.adminOutbox.guard).toMatchObject({ access: 'activated', adminOnly: true });
+    expect(paths.adminJobs()).toBe('/admin/jobs');
+    expect(routes.adminJobs.guard).toMatchObject({ access: 'activated', adminOnly: true });
     expect(routes.userActivity.guard).toEqual({ access: 'activated' });
   });
 
@@ -45,6 +47,7 @@ describe('routes', () => {
       'userActivity',
       'userCreate',
       'adminOutbox',
+      'adminJobs',
       'activate',
       'forget',
     ] as const) {

@@ -69,6 +69,10 @@ const userCreate: PageModule = () =>
   import('../features/admin/components/user-create-page.tsx').then((m) => ({ Component: m.UserCreatePage }));
 const adminOutbox: PageModule = () =>
   import('../features/admin/components/outbox-page.tsx').then((m) => ({ Component: m.OutboxPage }));
+const adminJobs: PageModule = () =>
+  import('../features/admin/components/dead-letters-page.tsx').then((m) => ({
+    Component: m.DeadLettersPage,
+  }));
 const activate: PageModule = () =>
   import('../features/auth/components/activate-page.tsx').then((m) => ({ Component: m.ActivatePage }));
 const forget: PageModule = () =>
@@ -242,6 +246,7 @@ export const routes = {
   },
   userCreate: { pattern: '/user/create', guard: ADMIN, titleKey: 'title.userCreate', page: userCreate },
   adminOutbox: { pattern: '/admin/outbox', guard: ADMIN, titleKey: 'title.adminOutbox', page: adminOutbox },
+  adminJobs: { pattern: '/admin/jobs', guard: ADMIN, titleKey: 'title.adminJobs', page: adminJobs },
   userUpdate: {
     pattern: '/user/update',
     guard: { access: 'activated' },
@@ -335,6 +340,7 @@ export const paths = {
   /** `organization`: open that organization's edit form instead of the create form. */
   userCreate: (query: { organization?: ID } = {}) => withQuery(path('userCreate'), query),
   adminOutbox: () => path('adminOutbox'),
+  adminJobs: () => path('adminJobs'),
   userUpdate: () => path('userUpdate'),
   userActivity: () => path('userActivity'),
   updatePassword: (userId: ID) => path('updatePassword', { userId }),

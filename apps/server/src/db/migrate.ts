@@ -7,6 +7,7 @@ import * as totpReplay from './migrations/0004-totp-replay.ts';
 import * as mailLinks from './migrations/0005-mail-links.ts';
 import * as dropAuthThrottle from './migrations/0006-drop-auth-throttle.ts';
 import * as originImageInputs from './migrations/0007-origin-image-inputs.ts';
+import * as durableJobs from './migrations/0008-durable-jobs.ts';
 
 /** Ordered migrations, by name; files are never edited once landed. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-mail-links': mailLinks,
   '0006-drop-auth-throttle': dropAuthThrottle,
   '0007-origin-image-inputs': originImageInputs,
+  '0008-durable-jobs': durableJobs,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema

@@ -24,6 +24,9 @@ export interface OrganizationTable {
   is_live: Generated<boolean>;
   enable_text_overlay: Generated<boolean>;
   description: Generated<string>;
+  /** The Standard Webhooks signing secret (`whsec_…`), sealed; null until first used. */
+  webhook_secret_enc: string | null;
+  webhook_secret_created_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -184,6 +187,19 @@ export interface ArchiveDestinationTable {
   created_at: Generated<Date>;
 }
 
+/** An archived file waiting for its upload job (migration 0008). */
+export interface ArchiveUploadTable {
+  id: Generated<number>;
+  organization_id: number;
+  destination_id: string;
+  /** The publisher session: its files go up in id order. */
+  connection_id: string;
+  object_key: string;
+  file_type: 'ts' | 'm3u8';
+  body: Uint8Array;
+  created_at: Generated<Date>;
+}
+
 export interface LiveUsageHourlyTable {
   channel_id: string;
   organization_id: number;
@@ -269,6 +285,7 @@ export interface Database {
   usage_daily: UsageDailyTable;
   channels: ChannelTable;
   archive_destinations: ArchiveDestinationTable;
+  archive_uploads: ArchiveUploadTable;
   live_usage_hourly: LiveUsageHourlyTable;
   invoices: InvoiceTable;
   audit_events: AuditEventTable;

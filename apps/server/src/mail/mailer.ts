@@ -4,6 +4,12 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import { tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+
+/** A `mail` job: the outbox row to send. */
+interface MailJob {
+  mailId: number;
+}
 
 export interface Mail {
   to: string;
@@ -43,8 +49,9 @@ export function catalogueMail(
 
 /**
  * Every mail is written to the outbox table first (administrators read it in the console when
- * no SMTP_URL is set); with SMTP_URL it is then sent and marked sent, its link's token masked,
- * or its error recorded.
+ * no SMTP_URL is set); with SMTP_URL a `mail` job is queued with it, in the same transaction,
+ * and a worker (`work`, in the console's processes) sends it, marks it sent and masks its link's
+ * token, or records the error and leaves it to the queue's retries.
  */
 export class Mailer {
   private readonly transport: Transporter | undefined;
@@ -52,6 +59,7 @@ export class Mailer {
 
   constructor(
     private readonly db: Db,
+    private readonly jobs: JobQueue,
     options: { smtpUrl?: string; from: string },
     private readonly log: Logger,
   ) {
@@ -60,34 +68,61 @@ export class Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    const row = await this.db
-      .insertInto('mail_outbox')
-      .values({
-        recipient: mail.to,
-        subject: mail.subject,
-        body: mail.text,
-        link_token_hash: mail.secret ? tokenDigest(mail.secret) : null,
-        redacted_body: mail.secret ? mail.text.replaceAll(mail.secret, MASK) : null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    if (!this.transport) return;
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('mail_outbox')
+        .values({
+          recipient: mail.to,
+          subject: mail.subject,
+          body: mail.text,
+          link_token_hash: mail.secret ? tokenDigest(mail.secret) : null,
+          redacted_body: mail.secret ? mail.text.replaceAll(mail.secret, MASK) : null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      if (this.transport) {
+        const domain = mail.to.slice(mail.to.lastIndexOf('@') + 1);
+        await this.jobs.send<MailJob>('mail', { mailId: row.id, target: domain }, trx);
+      }
+    });
+  }
+
+  /** Sends queued mail from this process; without SMTP_URL there is nothing to send. */
+  async work(): Promise<() => Promise<void>> {
+    const transport = this.transport;
+    if (!transport) return async () => {};
+    return this.jobs.work<MailJob>('mail', 1, (job) => this.deliver(transport, job.data.mailId));
+  }
+
+  private async deliver(transport: Transporter, mailId: number): Promise<void> {
+    const mail = await this.db
+      .selectFrom('mail_outbox')
+      .select(['recipient', 'subject', 'body', 'sent_at'])
+      .where('id', '=', mailId)
+      .executeTakeFirst();
+    // Sent by an attempt whose process died before it could say so: not twice.
+    if (!mail || mail.sent_at) return;
     try {
-      await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
-      await this.db
-        .updateTable('mail_outbox')
-        .set({ sent_at: new Date(), ...LINK_MASKED })
-        .where('id', '=', row.id)
-        .execute();
+      await transport.sendMail({
+        from: this.from,
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.body,
+      });
     } catch (error) {
-      this.log.warn({ err: error, mailId: row.id }, 'mail delivery failed');
+      this.log.warn({ err: error, mailId }, 'mail delivery failed');
       await this.db
         .updateTable('mail_outbox')
         .set({ error: String(error).slice(0, 500) })
-        .where('id', '=', row.id)
+        .where('id', '=', mailId)
         .execute();
       throw error;
     }
+    await this.db
+      .updateTable('mail_outbox')
+      .set({ sent_at: new Date(), error: null, ...LINK_MASKED })
+      .where('id', '=', mailId)
+      .execute();
   }
 }
 

@@ -4,6 +4,7 @@ import type { RateLimits } from '../auth/rate-limits.ts';
 import type { AuthContext, SessionStore } from '../auth/session-store.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import type { JobQueue } from '../jobs/queue.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { CacheControl } from '../services/cache.ts';
 import type { Db } from '../db/database.ts';
@@ -17,6 +18,8 @@ export interface ServerDeps {
   limits: RateLimits;
   secrets: SecretBox;
   mailer: Mailer;
+  /** Durable work: webhooks, archive uploads, mail (workers are started by the entry points). */
+  jobs: JobQueue;
   log: Logger;
   /** The image edge's cache, when an edge runs in this process (`npm start`). */
   cacheControl?: CacheControl;

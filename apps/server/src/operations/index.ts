@@ -3,6 +3,7 @@ import { cacheHandlers } from './cache.ts';
 import { channelHandlers } from './channels.ts';
 import type { Handlers } from './context.ts';
 import { helpHandlers } from './help.ts';
+import { jobHandlers } from './jobs.ts';
 import { organizationHandlers } from './organizations.ts';
 import { originHandlers } from './origins.ts';
 import { previewHandlers } from './preview.ts';
@@ -26,4 +27,5 @@ export const handlers: Handlers = {
   ...helpHandlers,
   ...channelHandlers,
   ...previewHandlers,
+  ...jobHandlers,
 };

@@ -1,6 +1,7 @@
 import { accountOperations } from './account.ts';
 import { authOperations } from './auth.ts';
 import { deliveryOperations } from './delivery.ts';
+import { jobOperations } from './jobs.ts';
 import { organizationOperations } from './organization.ts';
 import { originOperations } from './origin.ts';
 import { userOperations } from './user.ts';
@@ -13,6 +14,7 @@ export const operations = {
   ...originOperations,
   ...deliveryOperations,
   ...accountOperations,
+  ...jobOperations,
 };
 
 export type Operations = typeof operations;

@@ -36,3 +36,21 @@ export function useOutbox() {
     staleTime: 0,
   });
 }
+
+const DEAD_LETTERS = ['admin.job_failed_list'] as const;
+
+export function useDeadLetters() {
+  return useQuery({
+    queryKey: DEAD_LETTERS,
+    queryFn: ({ signal }) => callApi('admin.job_failed_list', {}, { signal }),
+    staleTime: 0,
+  });
+}
+
+export function useRetryJob() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (input: OperationInput<Operations['admin.job_retry']>) => callApi('admin.job_retry', input),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: DEAD_LETTERS }),
+  });
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DOCS_PAGES, DOCS_TREE, docsLanguage, docsPagePath, findDocsPage, neighbours } from './docs-tree.ts';
 
 describe('docs tree', () => {
-  it('holds every page of the spec, once', () => {
+  it('holds every page of the spec and the pages added since, once', () => {
     expect(DOCS_PAGES.map((page) => page.slug)).toEqual([
       '',
       'design',
@@ -18,6 +18,7 @@ describe('docs tree', () => {
       'live/api',
       'live/apierror',
       'live/archive',
+      'live/webhooks',
       'live/encryption',
       'live/whip',
       'live/rtmp',

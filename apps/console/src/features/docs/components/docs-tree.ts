@@ -58,6 +58,7 @@ export const DOCS_TREE: DocsSection[] = [
       page('live/api', 'ライブ配信API', 'Live API'),
       page('live/apierror', 'APIエラー', 'API errors'),
       page('live/archive', 'アーカイブ', 'Archive'),
+      page('live/webhooks', 'Webhookの署名と再送', 'Webhook signatures and retries'),
       page('live/encryption', 'HLSの暗号化', 'HLS encryption'),
       page('live/whip', 'WHIPで配信する', 'Publishing with WHIP'),
       page('live/rtmp', 'RTMPで配信する', 'Publishing with RTMP'),

@@ -23,6 +23,7 @@ import { useApiErrorHandler } from '../../../lib/api-errors.ts';
 import { flash } from '../../../lib/flash.ts';
 import { useSession } from '../../../lib/session.ts';
 import { useUpdateOrganization } from '../api/organization-api.ts';
+import { WebhookSecretCard } from './webhook-secret-card.tsx';
 
 /** What the organization is, which only administrators change (on the organization register). */
 function Facts({ organization }: { organization: Organization }) {
@@ -143,6 +144,7 @@ export function OrganizationUpdatePage() {
           <OrganizationForm key={organization.organizationID} organization={organization} />
         </Card.Body>
       </Card>
+      {organization.isLive && <WebhookSecretCard key={organization.organizationID} />}
     </>
   );
 }

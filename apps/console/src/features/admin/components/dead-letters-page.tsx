@@ -1,0 +1,92 @@
+import Button from 'react-bootstrap/Button';
+import { useTranslation } from 'react-i18next';
+import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
+import { PageHeader } from '../../../components/page-header.tsx';
+import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
+import { flash } from '../../../lib/flash.ts';
+import { formatDateTime } from '../../../lib/format.ts';
+import { useDeadLetters, useRetryJob } from '../api/admin-api.ts';
+
+/**
+ * Durable work that failed its last attempt (webhooks, archive uploads, mail): what it was, where
+ * it went and why it failed, never its content; each can be tried once more.
+ */
+export function DeadLettersPage() {
+  const { t, i18n } = useTranslation();
+  const deadLetters = useDeadLetters();
+  const retry = useRetryJob();
+  const handleError = useApiErrorHandler();
+  useReportQueryError(deadLetters.error);
+
+  const retryJob = async (kind: 'webhook' | 'archive-upload' | 'mail', jobID: string) => {
+    try {
+      await retry.mutateAsync({ kind, jobID });
+      flash.now({ variant: 'success', key: 'deadLetters.retried', action: 'deadLetters' });
+    } catch (error) {
+      handleError(error, { action: 'deadLetters' });
+    }
+  };
+
+  const jobs = deadLetters.data?.jobs ?? [];
+  return (
+    <>
+      <PageHeader
+        title={t('title.adminJobs')}
+        lead={t('deadLetters.lead')}
+        actions={
+          <Button
+            variant="outline-secondary"
+            disabled={deadLetters.isFetching}
+            onClick={() => void deadLetters.refetch()}
+            data-testid="dead-letters-refresh"
+          >
+            {t('deadLetters.refresh')}
+          </Button>
+        }
+      />
+      <DataTableCard
+        query={deadLetters}
+        rowCount={jobs.length}
+        testId="dead-letters-table"
+        hover={false}
+        empty={t('deadLetters.empty')}
+        emptyTestId="dead-letters-empty"
+        head={
+          <>
+            <th scope="col">{t('deadLetters.kind')}</th>
+            <th scope="col">{t('deadLetters.target')}</th>
+            <th scope="col">{t('deadLetters.organization')}</th>
+            <th scope="col">{t('deadLetters.attempts')}</th>
+            <th scope="col">{t('deadLetters.lastError')}</th>
+            <th scope="col">{t('deadLetters.failedAt')}</th>
+            <ActionsHeader />
+          </>
+        }
+      >
+        {jobs.map((job) => (
+          <tr key={job.jobID} data-testid="dead-letter-row" data-job-id={job.jobID}>
+            <td className="text-nowrap">{t(`deadLetters.kindName.${job.kind}`)}</td>
+            <td data-testid="dead-letter-target">{job.target}</td>
+            <td>{job.organizationName ?? '-'}</td>
+            <td data-testid="dead-letter-attempts">{job.attempts}</td>
+            <td className="small" data-testid="dead-letter-error">
+              {job.lastError}
+            </td>
+            <td className="text-nowrap small">{formatDateTime(job.failedAt, i18n.language)}</td>
+            <td className="text-end text-nowrap">
+              <Button
+                variant="outline-primary"
+                size="sm"
+                disabled={retry.isPending}
+                onClick={() => void retryJob(job.kind, job.jobID)}
+                data-testid="dead-letter-retry"
+              >
+                {t('deadLetters.retry')}
+              </Button>
+            </td>
+          </tr>
+        ))}
+      </DataTableCard>
+    </>
+  );
+}
