@@ -11,9 +11,8 @@
 // - overload: at concurrency 64 what the edge cannot start in time is a 503 with Retry-After
 //   (which the clients honour), and the p99 of what it accepts stays under 2x the p99 at
 //   concurrency 8, with the conversions per second against those at 8 beside it;
-// - workers: hit req/s with EDGE_WORKERS=1 and 2;
-// - with BENCH_SOAK_SECONDS (600 for the issue's figure): RSS over a run of misses at
-//   concurrency 32, first minute against last.
+// - workers: hit req/s with EDGE_WORKERS=1 and 2.
+// RSS over a long run is bench/edge-soak.ts.
 // Needs Debian's nginx and wrk. The machine's load average is reported beside the figures.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,7 +35,6 @@ import {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const HIT_SECONDS = Number(process.env.BENCH_DURATION ?? 5);
-const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
 
 for (const command of ['nginx', 'wrk'])
   if (spawnSync('sh', ['-c', `command -v ${command}`]).status !== 0)
@@ -80,14 +78,6 @@ const peakRssMb = (pid: number) =>
       })
       .reduce((a, b) => a + b, 0),
   );
-const rssMb = (pid: number) =>
-  Math.round(
-    processTree(pid)
-      .map((each) => Number(readFileSync(`/proc/${each}/statm`, 'utf8').split(' ')[1]) * 4096)
-      .reduce((a, b) => a + b, 0) /
-      1024 ** 2,
-  );
-
 async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
     if (await check().catch(() => false)) return;
@@ -322,24 +312,6 @@ try {
   figures.c64_p99Ratio = round2(figures.c64_p99Ms / figures.c8_p99Ms);
   figures.c64_goodputRatio = round2(accepted.length / c64Seconds / (c8.length / c8Seconds));
 
-  if (SOAK_SECONDS > 0) {
-    const samples: Array<{ at: number; rss: number }> = [];
-    const started = Date.now();
-    const sampler = setInterval(() => samples.push({ at: Date.now() - started, rss: rssMb(pid) }), 5_000);
-    while (Date.now() - started < SOAK_SECONDS * 1000)
-      await load(
-        port,
-        host,
-        widths(320).map((w) => `/w=${w % 1000},h=${Math.floor(w / 1000)},f=webp/p1.jpg`),
-        32,
-      );
-    clearInterval(sampler);
-    const minute = (from: number) =>
-      samples.filter((s) => s.at >= from && s.at < from + 60_000).map((s) => s.rss);
-    figures.soakFirstMinuteRssMb = Math.max(...minute(0));
-    figures.soakLastMinuteRssMb = Math.max(...minute(SOAK_SECONDS * 1000 - 60_000));
-    figures.soakGrowth = round2(figures.soakLastMinuteRssMb / figures.soakFirstMinuteRssMb);
-  }
   await edge.stop();
   edge = undefined;
 
@@ -361,7 +333,6 @@ try {
     peakRssRatio: '<= 1.3',
     c64_p99Ratio: '< 2',
     c64_goodputRatio: '~1',
-    ...(SOAK_SECONDS > 0 ? { soakGrowth: '~1' } : {}),
   });
 } finally {
   await edge?.stop();

@@ -358,6 +358,14 @@ export async function startEdge(options: {
   }
 }
 
+/** Resident memory of a process and its descendants now, in MB. */
+export function rssMb(pid: number): number {
+  const pages = processTree(pid).map((each) =>
+    Number(readFileSync(`/proc/${each}/statm`, 'utf8').split(' ')[1]),
+  );
+  return Math.round((pages.reduce((a, b) => a + b, 0) * 4096) / 1024 ** 2);
+}
+
 /** A process and its descendants (cluster workers, nginx's worker), for their CPU and memory. */
 export function processTree(pid: number): number[] {
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();

@@ -224,7 +224,7 @@ export class EdgeHandler {
    * The hit path: a request resolved before (a memo) whose variant is fresh in memory is
    * answered here, synchronously, with headers formatted once a second. False when the
    * request needs the full path; the full path gives the same answer to anything answered
-   * here (test/hot-path.int.test.ts).
+   * here (test/hit-path.int.test.ts).
    */
   private answerFromMemory(
     req: IncomingMessage,
