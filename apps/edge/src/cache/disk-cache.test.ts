@@ -80,6 +80,16 @@ describe('DiskCache', () => {
     expect(await text(second, id)).toBeUndefined();
   });
 
+  it('holds in memory a copy of exactly the variant, never the larger block it came in', async () => {
+    const cache = await openCache(newDir());
+    const block = Buffer.alloc(64 * 1024, 7);
+    const id = DiskCache.idOf(5, '/m.jpg', 'w=1');
+    await cache.put(id, meta('m'), block.subarray(0, 100));
+    const held = cache.hotVariant(id)!;
+    expect(held.data.equals(Buffer.alloc(100, 7))).toBe(true);
+    expect(held.data.buffer.byteLength).toBeLessThan(block.length);
+  });
+
   it('evicts by a clock past its entry count or size: a used entry gets a second chance', async () => {
     const ids = ['a', 'b', 'c'].map((key) => DiskCache.idOf(2, '/x.jpg', key));
     const fill = async (cache: DiskCache) => {

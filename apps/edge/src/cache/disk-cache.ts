@@ -174,7 +174,10 @@ export class DiskCache {
     const { url: _url, ...indexed } = meta;
     const entry = this.index(id, HEADER + json.length + data.length);
     entry.meta = indexed;
-    this.keepHot(entry, data);
+    // A copy of exactly its length: sharp's output sits in a native block libvips sized for
+    // encoding, ~17 KB more than a small variant, which thousands held in memory multiplied
+    // (RSS doubled over ten minutes of misses; bench/edge-soak.ts).
+    this.keepHot(entry, Buffer.from(data));
     await this.evict();
   }
 
