@@ -1,4 +1,5 @@
 import react from '@vitejs/plugin-react';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { buildOutput } from './build/build-output.ts';
 import { catalogueShell } from './build/catalogue-shell.ts';
@@ -11,6 +12,8 @@ export default defineConfig({
   // catalogueShell: the entry's cut of the texts (lib/i18n.ts). buildOutput: precompressed
   // variants and the build stamp (`npm start` skips an unchanged build).
   plugins: [react(), catalogueShell(), buildOutput()],
+  // `@/lib/...` instead of `../../../lib/...`; the same mapping is in tsconfig.json's `paths`.
+  resolve: { alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

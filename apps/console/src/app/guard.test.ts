@@ -1,48 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { Permission, type Organization, type User } from '@ukiyo/contract';
-import type { Session } from '../lib/session.ts';
+import { Permission, type User } from '@ukiyo/contract';
+import type { Session } from '@/lib/session.ts';
+import { member, organization } from '@/testing/fixtures.ts';
 import { decideRoute, homePath } from './guard.ts';
-import { paths, routes } from './routes.ts';
+import { paths } from './paths.ts';
+import { routes } from './routes.ts';
 
 const ALL = 127 & ~Permission.admin;
 
-function user(permission: number, overrides: Partial<User> = {}): User {
-  return {
-    userID: 7,
-    emailAddress: 'hanako@example.jp',
-    fullName: 'Hanako',
-    permission,
-    enabled: true,
-    activatedAt: '2025-07-01T00:00:00Z',
-    sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'abc12345', name: 'Acme' },
-    restriction: { organizationIDs: [] },
-    totpEnabled: false,
-    ...overrides,
-  };
-}
-
-function organization(isLive: boolean): Organization {
-  return {
-    organizationID: 3,
-    name: 'Acme',
-    memberCode: 'abc12345',
-    serviceCode: 'svc001',
-    serviceDomain: '',
-    plan: 2,
-    features: { imageConversion: !isLive, live: isLive },
-    isLive,
-    enableTextOverlay: false,
-    description: '',
-    sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'abc12345', name: 'Acme' },
-  };
-}
-
 const loggedOut: Session = { user: null, organization: null };
 const image = (permission: number, extra: Partial<User> = {}): Session => ({
-  user: user(permission, extra),
+  user: member(permission, extra),
   organization: organization(false),
 });
-const live = (permission: number): Session => ({ user: user(permission), organization: organization(true) });
+const live = (permission: number): Session => ({
+  user: member(permission),
+  organization: organization(true),
+});
 const redirect = (to: string, flash?: string) =>
   flash ? { kind: 'redirect', to, flash } : { kind: 'redirect', to };
 const allow = { kind: 'allow' };
@@ -142,7 +116,7 @@ describe('decideRoute', () => {
   });
 
   it('sends a user without a current organization to choose one', () => {
-    const session: Session = { user: user(ALL), organization: null };
+    const session: Session = { user: member(ALL), organization: null };
     for (const route of [routes.home, routes.originIndex, routes.tokenIndex, routes.help, routes.cache]) {
       expect(decideRoute(route.guard, session)).toEqual(redirect(paths.changeOrganization()));
     }
@@ -154,7 +128,7 @@ describe('decideRoute', () => {
     for (const route of [routes.adminStatistics, routes.adminInvoices, routes.userCreate]) {
       expect(decideRoute(route.guard, image(ALL))).toEqual(redirect(paths.notFound()));
       expect(decideRoute(route.guard, image(Permission.admin))).toEqual(allow);
-      expect(decideRoute(route.guard, { user: user(Permission.admin), organization: null })).toEqual(allow);
+      expect(decideRoute(route.guard, { user: member(Permission.admin), organization: null })).toEqual(allow);
     }
   });
 

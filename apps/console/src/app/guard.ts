@@ -1,6 +1,7 @@
 import { hasPermission, isAdministrator, Permission, type MessageKey } from '@ukiyo/contract';
-import { isActivated, isLoggedIn, type Session } from '../lib/session.ts';
-import { paths, type RouteGuard } from './routes.ts';
+import { isActivated, isLoggedIn, type Session } from '@/lib/session.ts';
+import { paths } from './paths.ts';
+import type { RouteGuard } from './routes.ts';
 
 export type GuardDecision = { kind: 'allow' } | { kind: 'redirect'; to: string; flash?: MessageKey };
 

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Permission, type User } from '@ukiyo/contract';
+import { Permission } from '@ukiyo/contract';
+import { member } from '@/testing/fixtures.ts';
 import { buildNavigation } from './navigation.ts';
 
-const user: User = {
-  userID: 9,
-  emailAddress: 'ops@example.jp',
-  fullName: 'Ops',
-  permission: Permission.statistics,
-  enabled: true,
-  activatedAt: '2025-07-01T00:00:00Z',
-  sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'xyz00001', name: 'Xyz' },
-  restriction: { organizationIDs: [] },
-  totpEnabled: false,
-};
+const user = member(Permission.statistics);
 
 describe('the status link', () => {
   it('opens /status inside the console without STATUS_URL', () => {

@@ -1,34 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Permission, type Organization, type User } from '@ukiyo/contract';
-import type { Session } from '../lib/session.ts';
+import { Permission } from '@ukiyo/contract';
+import type { Session } from '@/lib/session.ts';
+import { member, organization } from '@/testing/fixtures.ts';
 import { buildNavigation, type MenuEntry } from './navigation.ts';
 
 const SITE = 'https://service.example/';
-
-const user = (permission: number, activatedAt: string | null = '2025-07-01T00:00:00Z'): User => ({
-  userID: 9,
-  emailAddress: 'ops@example.jp',
-  fullName: 'Ops',
-  permission,
-  enabled: true,
-  activatedAt,
-  sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'xyz00001', name: 'Xyz' },
-  restriction: { organizationIDs: [] },
-  totpEnabled: false,
-});
-const organization = (isLive: boolean): Organization => ({
-  organizationID: 4,
-  name: 'Xyz',
-  memberCode: 'xyz00001',
-  serviceCode: 'svc-9',
-  serviceDomain: '',
-  plan: 4,
-  features: { imageConversion: !isLive, live: isLive },
-  isLive,
-  enableTextOverlay: false,
-  description: '',
-  sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'xyz00001', name: 'Xyz' },
-});
 
 const ids = (entries: readonly MenuEntry[]): unknown[] =>
   entries.map((entry) => (entry.kind === 'group' ? { [entry.id]: ids(entry.children) } : entry.id));
@@ -43,7 +19,7 @@ describe('buildNavigation', () => {
   });
 
   it('gives administrators their own menu', () => {
-    const navigation = menu({ user: user(Permission.admin), organization: organization(false) });
+    const navigation = menu({ user: member(Permission.admin), organization: organization(false) });
     expect(ids(navigation.main)).toEqual([
       'originIndex',
       'adminStatistics',
@@ -55,44 +31,46 @@ describe('buildNavigation', () => {
   });
 
   it('filters the live menu by permission', () => {
-    const all = menu({ user: user(127 & ~Permission.admin), organization: organization(true) });
+    const all = menu({ user: member(127 & ~Permission.admin), organization: organization(true) });
     expect(ids(all.main)).toEqual(['dashboard', 'channel', 'liveStreaming', 'statistics', 'cache']);
     expect(all.main[3]).toMatchObject({ labelKey: 'nav.hlsStatistics' });
-    const channelOnly = menu({ user: user(Permission.channel), organization: organization(true) });
+    const channelOnly = menu({ user: member(Permission.channel), organization: organization(true) });
     expect(ids(channelOnly.main)).toEqual(['dashboard', 'channel']);
   });
 
   it('filters the regular menu by permission; preview needs none', () => {
-    expect(ids(menu({ user: user(0), organization: organization(false) }).main)).toEqual([
+    expect(ids(menu({ user: member(0), organization: organization(false) }).main)).toEqual([
       'dashboard',
       'preview',
     ]);
     expect(
-      ids(menu({ user: user(Permission.origin | Permission.cache), organization: organization(false) }).main),
+      ids(
+        menu({ user: member(Permission.origin | Permission.cache), organization: organization(false) }).main,
+      ),
     ).toEqual(['dashboard', 'originIndex', 'preview', 'cache']);
   });
 
   it('empties the menu without activation or organization, keeping the account menu', () => {
-    const inactive = menu({ user: user(127, null), organization: organization(false) });
+    const inactive = menu({ user: member(127, { activatedAt: null }), organization: organization(false) });
     expect(inactive.main).toEqual([]);
     expect(inactive.account?.items).toEqual([]);
-    const noOrganization = menu({ user: user(127 & ~Permission.admin), organization: null });
+    const noOrganization = menu({ user: member(127 & ~Permission.admin), organization: null });
     expect(noOrganization.main).toEqual([]);
     expect(ids(noOrganization.right)).toEqual(['status', 'docs']);
     expect(ids(noOrganization.account?.items ?? [])).toEqual(['changeOrganization', 'userUpdate']);
   });
 
   it('titles the account menu and gates its items by permission', () => {
-    const plain = menu({ user: user(0), organization: organization(false) });
+    const plain = menu({ user: member(0), organization: organization(false) });
     expect(plain.account).toMatchObject({
-      memberCode: 'xyz00001',
-      serviceCode: 'svc-9',
-      emailAddress: 'ops@example.jp',
+      memberCode: 'M0001',
+      serviceCode: 'svc',
+      emailAddress: 'me@example.com',
     });
     expect(ids(plain.account?.items ?? [])).toEqual(['changeOrganization', 'userUpdate', 'tokenIndex']);
     expect(ids(plain.right)).toEqual(['status', 'docs', 'help']);
     const manager = menu({
-      user: user(Permission.member | Permission.organization),
+      user: member(Permission.member | Permission.organization),
       organization: organization(false),
     });
     expect(ids(manager.account?.items ?? [])).toEqual([
@@ -105,7 +83,7 @@ describe('buildNavigation', () => {
   });
 
   it('adds the organization register, the mail outbox and failed jobs for administrators only', () => {
-    const administrator = menu({ user: user(Permission.admin), organization: organization(false) });
+    const administrator = menu({ user: member(Permission.admin), organization: organization(false) });
     expect(ids(administrator.account?.items ?? [])).toEqual([
       'changeOrganization',
       'userUpdate',
@@ -116,7 +94,7 @@ describe('buildNavigation', () => {
       'adminOutbox',
       'adminJobs',
     ]);
-    const full = menu({ user: user(127 & ~Permission.admin), organization: organization(false) });
+    const full = menu({ user: member(127 & ~Permission.admin), organization: organization(false) });
     expect(ids(full.account?.items ?? [])).not.toContain('adminOutbox');
     expect(ids(full.account?.items ?? [])).not.toContain('adminJobs');
   });

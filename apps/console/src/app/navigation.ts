@@ -1,7 +1,8 @@
 import { isAdministrator } from '@ukiyo/contract';
-import { isActivated, isLoggedIn, type Session } from '../lib/session.ts';
+import { isActivated, isLoggedIn, type Session } from '@/lib/session.ts';
 import { decideRoute } from './guard.ts';
-import { paths, routes, type RouteID } from './routes.ts';
+import { paths, type RouteID } from './paths.ts';
+import { routes } from './routes.ts';
 
 /** A link inside the console; `activeFor` lists the routes under which it is highlighted. */
 export interface MenuLink {

@@ -1,7 +1,19 @@
 import { useMatches } from 'react-router';
 import { useTranslation } from 'react-i18next';
-import { useSession } from '../lib/session.ts';
-import { isRouteID, routes, type RouteID } from './routes.ts';
+import { useSession } from '@/lib/session.ts';
+import { isRouteID, type RouteID } from './paths.ts';
+
+/**
+ * The titles of a route, carried on its router entry (`handle`) so pages can read them without
+ * importing the route table, which imports the pages.
+ */
+export interface RouteTitle {
+  titleKey: string;
+  /** The title in a live organization, where the same page reads differently. */
+  liveTitleKey?: string;
+}
+
+const NOT_FOUND_TITLE: RouteTitle = { titleKey: 'title.notFound' };
 
 /** The route being shown, as an ID of the route table (the not-found page when none matched). */
 export function useCurrentRouteID(): RouteID {
@@ -14,7 +26,7 @@ export function useCurrentRouteID(): RouteID {
 export function useRouteTitle(): string {
   const { t } = useTranslation();
   const { organization } = useSession();
-  const route: { titleKey: string; liveTitleKey?: string } = routes[useCurrentRouteID()];
+  const route = (useMatches().at(-1)?.handle as RouteTitle | undefined) ?? NOT_FOUND_TITLE;
   const key = organization?.isLive && route.liveTitleKey ? route.liveTitleKey : route.titleKey;
   return t(key);
 }

@@ -1,37 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryRouter } from 'react-router';
 import { Permission, type Organization, type User } from '@ukiyo/contract';
-import { flash } from '../lib/flash.ts';
-import { clearSession, getSession } from '../lib/session.ts';
+import { flash } from '@/lib/flash.ts';
+import { clearSession, getSession } from '@/lib/session.ts';
+import { member, ORGANIZATION } from '@/testing/fixtures.ts';
 import { createConsoleRouter } from './router.tsx';
-import { paths } from './routes.ts';
+import { paths } from './paths.ts';
 
 type Whoami = { user: User | null; organization: Organization | null } | 'fail';
 
-const member: User = {
-  userID: 5,
-  emailAddress: 'taro@example.jp',
-  fullName: 'Taro',
-  permission: Permission.statistics,
-  enabled: true,
-  activatedAt: '2025-07-01T00:00:00Z',
-  sakuraAccount: null,
-  restriction: { organizationIDs: [] },
-  totpEnabled: false,
-};
-const imageOrganization: Organization = {
-  organizationID: 2,
-  name: 'Acme',
-  memberCode: 'abc12345',
-  serviceCode: 'svc001',
-  serviceDomain: '',
-  plan: 1,
-  features: { imageConversion: true, live: false },
-  isLive: false,
-  enableTextOverlay: false,
-  description: '',
-  sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'abc12345', name: 'Acme' },
-};
+const statisticsUser = member(Permission.statistics, { userID: 5 });
 
 let whoami: Whoami;
 
@@ -69,14 +47,14 @@ describe('root loader', () => {
   });
 
   it('follows the home redirect table once the session is known', async () => {
-    whoami = { user: member, organization: imageOrganization };
+    whoami = { user: statisticsUser, organization: ORGANIZATION };
     const router = await start(paths.home());
     expect(router.state.location.pathname).toBe(paths.statistics());
     expect(getSession().user?.userID).toBe(5);
   });
 
   it('turns a missing permission into the not-found page with its message', async () => {
-    whoami = { user: member, organization: imageOrganization };
+    whoami = { user: statisticsUser, organization: ORGANIZATION };
     const router = await start(paths.statistics());
     await router.navigate(paths.cache());
     expect(router.state.location.pathname).toBe(paths.notFound());
@@ -86,14 +64,14 @@ describe('root loader', () => {
   });
 
   it('keeps a guard message across a chain of redirects', async () => {
-    whoami = { user: member, organization: imageOrganization };
+    whoami = { user: statisticsUser, organization: ORGANIZATION };
     const router = await start(paths.channel());
     expect(router.state.location.pathname).toBe(paths.statistics());
     expect(flash.current().map((message) => message.key)).toEqual(['limit.liveStreamingNotAvailable']);
   });
 
   it('cancels a navigation when the session cannot be checked', async () => {
-    whoami = { user: member, organization: imageOrganization };
+    whoami = { user: statisticsUser, organization: ORGANIZATION };
     const router = await start(paths.statistics());
     whoami = 'fail';
     await router.navigate(paths.tokenIndex());
@@ -106,7 +84,7 @@ describe('root loader', () => {
   });
 
   it('tells a user whose session ended on the server why they are on the login page', async () => {
-    whoami = { user: member, organization: imageOrganization };
+    whoami = { user: statisticsUser, organization: ORGANIZATION };
     const router = await start(paths.statistics());
     // The member was disabled meanwhile: the server no longer knows the session.
     whoami = { user: null, organization: null };

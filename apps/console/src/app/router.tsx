@@ -8,15 +8,17 @@ import {
   type Location,
   type RouteObject,
 } from 'react-router';
-import { callApi } from '../lib/api-client.ts';
-import { flash } from '../lib/flash.ts';
-import { textsReady } from '../lib/i18n.ts';
-import { queryClient } from '../lib/query-client.ts';
-import { getSession, isLoggedIn, setSession, type Session } from '../lib/session.ts';
+import { callApi } from '@/lib/api-client.ts';
+import { flash } from '@/lib/flash.ts';
+import { textsReady } from '@/lib/i18n.ts';
+import { queryClient } from '@/lib/query-client.ts';
+import { getSession, isLoggedIn, setSession, type Session } from '@/lib/session.ts';
 import { decideRoute } from './guard.ts';
 import { RootError } from './root-error.tsx';
+import type { RouteTitle } from './route-title.ts';
 import { LoadingScreen, RootLayout } from './root-layout.tsx';
-import { isRouteID, routes } from './routes.ts';
+import { isRouteID } from './paths.ts';
+import { routes } from './routes.ts';
 import { deployedVersionChanged } from './version-check.ts';
 
 type Router = ReturnType<typeof createBrowserRouter>;
@@ -115,9 +117,13 @@ function createRootLoader(state: RouterState) {
 }
 
 const pages: RouteObject[] = Object.entries(routes).map(([id, route]): RouteObject => {
+  const { titleKey, liveTitleKey }: RouteTitle = route;
+  const handle: RouteTitle = { titleKey, liveTitleKey };
   // '/' always redirects in the loader; the component only keeps the first render busy.
-  if (id === 'home') return { id, index: true, Component: LoadingScreen };
-  return 'page' in route ? { id, path: route.pattern, lazy: route.page } : { id, path: route.pattern };
+  if (id === 'home') return { id, index: true, handle, Component: LoadingScreen };
+  return 'page' in route
+    ? { id, path: route.pattern, handle, lazy: route.page }
+    : { id, path: route.pattern, handle };
 });
 
 /** The same paths and IDs as the router's, for finding which route a request is for. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { paths, routes } from './routes.ts';
+import { paths } from './paths.ts';
+import { routes } from './routes.ts';
 
 describe('paths', () => {
   it('adds query parameters only when given, encoded', () => {

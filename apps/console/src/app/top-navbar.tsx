@@ -6,16 +6,16 @@ import Navbar from 'react-bootstrap/Navbar';
 import { useTranslation } from 'react-i18next';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { PRODUCT_NAME } from '@ukiyo/contract';
-import { Icon } from '../components/icons.tsx';
-import { LanguageSwitch } from '../components/language-switch.tsx';
-import { callApi } from '../lib/api-client.ts';
-import { SERVICE_SITE_URL } from '../lib/config.ts';
-import { queryClient } from '../lib/query-client.ts';
-import { clearSession, useSession } from '../lib/session.ts';
-import { useExternalStatusUrl } from '../features/status/api/status-link.ts';
+import { Icon } from '@/components/icons.tsx';
+import { LanguageSwitch } from '@/components/language-switch.tsx';
+import { callApi } from '@/lib/api-client.ts';
+import { SERVICE_SITE_URL } from '@/lib/config.ts';
+import { queryClient } from '@/lib/query-client.ts';
+import { clearSession, useSession } from '@/lib/session.ts';
+import { useExternalStatusUrl } from '@/features/status/api/status-link.ts';
 import { buildNavigation, type MenuEntry, type MenuLink, type Navigation } from './navigation.ts';
 import { useCurrentRouteID } from './route-title.ts';
-import { paths, type RouteID } from './routes.ts';
+import { paths, type RouteID } from './paths.ts';
 
 const isActive = (entry: MenuLink, current: RouteID) => entry.activeFor.includes(current);
 

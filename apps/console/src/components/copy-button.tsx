@@ -1,6 +1,6 @@
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { flash } from '../lib/flash.ts';
+import { flash } from '@/lib/flash.ts';
 
 /** The Clipboard API needs a secure context; plain-HTTP consoles fall back to a selection copy. */
 export async function writeClipboard(text: string): Promise<void> {

@@ -5,6 +5,9 @@ import { useTranslation } from 'react-i18next';
 import { LoadingBlock } from './loading-block.tsx';
 import { StackingTable } from './stacking-table.tsx';
 
+/** A column's header: its text, or its text and the cell's classes (e.g. `text-end` over numbers). */
+export type Column = string | { label: string; className: string };
+
 /**
  * A list page's table in a card: a spinner while the query loads, `empty` once it has loaded no
  * rows, the table as soon as there are rows (also while a refetch runs, so the list does not
@@ -13,7 +16,9 @@ import { StackingTable } from './stacking-table.tsx';
 export function DataTableCard({
   query,
   rowCount,
+  columns = [],
   head,
+  actions = false,
   children,
   testId,
   empty,
@@ -23,8 +28,11 @@ export function DataTableCard({
 }: {
   query: { isPending: boolean; isSuccess: boolean };
   rowCount: number;
-  /** The header cells. */
-  head: ReactNode;
+  columns?: Column[];
+  /** Header cells of the table's own, before `columns` (sort buttons, markup in a label). */
+  head?: ReactNode;
+  /** The last column holds each row's buttons. */
+  actions?: boolean;
   /** The rows. */
   children: ReactNode;
   testId: string;
@@ -48,7 +56,21 @@ export function DataTableCard({
       {rowCount > 0 && (
         <StackingTable hover={hover} className="mb-0 align-middle" data-testid={testId}>
           <thead className="table-light">
-            <tr>{head}</tr>
+            <tr>
+              {head}
+              {columns.map((column) =>
+                typeof column === 'string' ? (
+                  <th key={column} scope="col">
+                    {column}
+                  </th>
+                ) : (
+                  <th key={column.label} scope="col" className={column.className}>
+                    {column.label}
+                  </th>
+                ),
+              )}
+              {actions && <ActionsHeader />}
+            </tr>
           </thead>
           <tbody>{children}</tbody>
         </StackingTable>
@@ -58,7 +80,7 @@ export function DataTableCard({
 }
 
 /** The last header cell, over the row buttons: named for screen readers only (see labelCells). */
-export function ActionsHeader() {
+function ActionsHeader() {
   const { t } = useTranslation();
   return (
     <th scope="col" className="text-end" data-actions>

@@ -1,7 +1,7 @@
 import Form from 'react-bootstrap/Form';
 import type { FieldError as HookFieldError } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { translateRef } from '../lib/i18n.ts';
+import { translateRef } from '@/lib/i18n.ts';
 
 /**
  * A field's error under its control. Form errors hold message references (from the contract's

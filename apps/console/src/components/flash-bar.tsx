@@ -2,7 +2,7 @@ import { lazy, Suspense, type MouseEvent } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
-import { flash, useFlashMessages, type FlashMessage } from '../lib/flash.ts';
+import { flash, useFlashMessages, type FlashMessage } from '@/lib/flash.ts';
 
 // The sanitiser is only needed once a message shows: it stays out of the entry chunk.
 const FlashHtml = lazy(() => import('./flash-html.tsx'));

@@ -1,6 +1,6 @@
 import NavDropdown from 'react-bootstrap/NavDropdown';
 import { useTranslation } from 'react-i18next';
-import { LANGUAGES, currentLanguage, setLanguage } from '../lib/i18n.ts';
+import { LANGUAGES, currentLanguage, setLanguage } from '@/lib/i18n.ts';
 import { Icon } from './icons.tsx';
 
 /** Each language is named in itself, so it can be found whatever is shown now. */

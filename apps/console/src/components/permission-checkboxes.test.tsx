@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Permission } from '@ukiyo/contract';
-import '../lib/i18n.ts';
+import '@/lib/i18n.ts';
 import { PermissionCheckboxes } from './permission-checkboxes.tsx';
 
 afterEach(cleanup);

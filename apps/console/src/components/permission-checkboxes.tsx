@@ -3,7 +3,7 @@ import { Controller, type Control, type FieldPathByValue, type FieldValues } fro
 import { useTranslation } from 'react-i18next';
 import { Permission } from '@ukiyo/contract';
 import { FieldError } from './field-error.tsx';
-import { bitCheckbox, MEMBER_PERMISSIONS, withBit } from '../lib/permission-choices.ts';
+import { bitCheckbox, MEMBER_PERMISSIONS, withBit } from '@/lib/permission-choices.ts';
 
 /**
  * A user's permission mask as checkboxes. Only bits in `grantable` can be set (the server would

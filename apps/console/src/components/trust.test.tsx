@@ -3,16 +3,17 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testi
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Permission } from '@ukiyo/contract';
-import { CachePage } from '../features/cache/components/cache-page.tsx';
-import { NotFoundPage } from '../features/errors/components/not-found-page.tsx';
-import { MemberIndexPage } from '../features/member/components/member-index-page.tsx';
-import { MemberUpdatePage } from '../features/member/components/member-update-page.tsx';
-import { callApi } from '../lib/api-client.ts';
-import { useSessionLossRedirect } from '../lib/api-errors.ts';
-import { flash } from '../lib/flash.ts';
-import { queryClient } from '../lib/query-client.ts';
-import { getSession, setSession } from '../lib/session.ts';
-import { member, ORGANIZATION, renderPage, stubUiApi } from '../testing/render-page.tsx';
+import { CachePage } from '@/features/cache/components/cache-page.tsx';
+import { NotFoundPage } from '@/features/errors/components/not-found-page.tsx';
+import { MemberIndexPage } from '@/features/member/components/member-index-page.tsx';
+import { MemberUpdatePage } from '@/features/member/components/member-update-page.tsx';
+import { callApi } from '@/lib/api-client.ts';
+import { useSessionLossRedirect } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { queryClient } from '@/lib/query-client.ts';
+import { getSession, setSession } from '@/lib/session.ts';
+import { member, ORGANIZATION } from '@/testing/fixtures.ts';
+import { renderPage, stubUiApi } from '@/testing/render-page.tsx';
 
 /**
  * What the console says must be believable on every screen: one flash story per page, one

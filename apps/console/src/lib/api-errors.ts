@@ -2,7 +2,7 @@ import { useCallback, useEffect } from 'react';
 import { useNavigate } from 'react-router';
 import type { FieldValues, Path, UseFormSetError } from 'react-hook-form';
 import { isErrorCode, type Invalids, type MessageKey } from '@ukiyo/contract';
-import { paths } from '../app/routes.ts';
+import { paths } from '@/app/paths.ts';
 import { ApiError } from './api-client.ts';
 import { flash } from './flash.ts';
 import { queryClient } from './query-client.ts';

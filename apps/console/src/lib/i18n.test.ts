@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGES } from '@ukiyo/contract';
-import { routes } from '../app/routes.ts';
-import en from '../locales/en/translation.json';
-import ja from '../locales/ja/translation.json';
+import { routes } from '@/app/routes.ts';
+import en from '@/locales/en/translation.json';
+import ja from '@/locales/ja/translation.json';
 import { i18n, setLanguage, translateRef } from './i18n.ts';
 
 describe('i18n', () => {

@@ -1,7 +1,7 @@
 import i18next, { type TFunction } from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { messagesIn, parseMessageRef } from '@ukiyo/contract';
-import jaShell from '../locales/ja/translation.json?shell';
+import jaShell from '@/locales/ja/translation.json?shell';
 
 /** Japanese first: the default and the fallback (console-spec section 1). */
 export const LANGUAGES = ['ja', 'en'] as const;
@@ -32,8 +32,8 @@ function storedLanguage(): Language {
  * own chunk. The contract's messages are in the entry anyway, in every language.
  */
 const LOADERS: Record<Language, () => Promise<Record<string, string>>> = {
-  ja: () => import('../locales/ja/translation.json').then((module) => module.default),
-  en: () => import('../locales/en/translation.json').then((module) => module.default),
+  ja: () => import('@/locales/ja/translation.json').then((module) => module.default),
+  en: () => import('@/locales/en/translation.json').then((module) => module.default),
 };
 const loading = new Map<Language, Promise<void>>();
 

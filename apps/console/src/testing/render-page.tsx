@@ -3,40 +3,11 @@ import { render } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { vi } from 'vitest';
-import type { Organization, User } from '@ukiyo/contract';
-import { FlashBar } from '../components/flash-bar.tsx';
-import { setSession } from '../lib/session.ts';
-import '../lib/i18n.ts';
-
-/** A logged-in, activated member of an image organization holding `permission`. */
-export function member(permission: number, overrides: Partial<User> = {}): User {
-  return {
-    userID: 7,
-    emailAddress: 'me@example.com',
-    fullName: 'Me',
-    permission,
-    enabled: true,
-    activatedAt: '2026-01-01T00:00:00.000Z',
-    sakuraAccount: null,
-    restriction: { organizationIDs: [] },
-    totpEnabled: false,
-    ...overrides,
-  };
-}
-
-export const ORGANIZATION: Organization = {
-  organizationID: 1,
-  name: 'Org',
-  memberCode: 'M0001',
-  serviceCode: 'svc',
-  serviceDomain: 'svc.example.com',
-  plan: 4,
-  features: { imageConversion: true, live: false },
-  isLive: false,
-  enableTextOverlay: false,
-  description: '',
-  sakuraAccount: { sakuraAccountID: 1, sakuraMemberCode: 'M0001', name: 'Account' },
-};
+import type { User } from '@ukiyo/contract';
+import { FlashBar } from '@/components/flash-bar.tsx';
+import { setSession } from '@/lib/session.ts';
+import '@/lib/i18n.ts';
+import { ORGANIZATION } from './fixtures.ts';
 
 /**
  * Answers ui-api calls by operation name (the path's last segment) and records them; an answer

@@ -1,5 +1,5 @@
 import { normalisePlan, type PlanNumber } from '@ukiyo/contract';
-import { paths } from '../../app/routes.ts';
+import { paths } from '@/app/paths.ts';
 
 /** The contact form's section, which the navigation scrolls to by its id. */
 export const HELP_CONTACT_ID = 'help-contact';

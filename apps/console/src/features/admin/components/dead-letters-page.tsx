@@ -1,11 +1,11 @@
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useDeadLetters, useRetryJob } from '../api/admin-api.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useDeadLetters, useRetryJob } from '@/features/admin/api/admin-api.ts';
 
 /**
  * Durable work that failed its last attempt (webhooks, archive uploads, mail): what it was, where
@@ -51,17 +51,15 @@ export function DeadLettersPage() {
         hover={false}
         empty={t('deadLetters.empty')}
         emptyTestId="dead-letters-empty"
-        head={
-          <>
-            <th scope="col">{t('deadLetters.kind')}</th>
-            <th scope="col">{t('deadLetters.target')}</th>
-            <th scope="col">{t('deadLetters.organization')}</th>
-            <th scope="col">{t('deadLetters.attempts')}</th>
-            <th scope="col">{t('deadLetters.lastError')}</th>
-            <th scope="col">{t('deadLetters.failedAt')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('deadLetters.kind'),
+          t('deadLetters.target'),
+          t('deadLetters.organization'),
+          t('deadLetters.attempts'),
+          t('deadLetters.lastError'),
+          t('deadLetters.failedAt'),
+        ]}
+        actions
       >
         {jobs.map((job) => (
           <tr key={job.jobID} data-testid="dead-letter-row" data-job-id={job.jobID}>

@@ -4,8 +4,8 @@ import Row from 'react-bootstrap/Row';
 import type { FieldError as HookFieldError, UseFormRegisterReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { PLAN_NAMES, type PlanNumber } from '@ukiyo/contract';
-import { FieldError } from '../../../components/field-error.tsx';
-import { TextField } from '../../../components/text-field.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { TextField } from '@/components/text-field.tsx';
 
 export type OrganizationFieldName =
   'name' | 'serviceCode' | 'serviceDomain' | 'plan' | 'isLive' | 'enableTextOverlay' | 'description';

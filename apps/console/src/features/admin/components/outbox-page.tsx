@@ -1,11 +1,11 @@
 import { Fragment, useState } from 'react';
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatDateTime, splitLinks } from '../../../lib/format.ts';
-import { useOutbox } from '../api/admin-api.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatDateTime, splitLinks } from '@/lib/format.ts';
+import { useOutbox } from '@/features/admin/api/admin-api.ts';
 
 /** A mail body as text, its addresses as links (activation and reset links are what one needs). */
 function MailBody({ body }: { body: string }) {
@@ -61,14 +61,8 @@ export function OutboxPage() {
         hover={false}
         empty={t('outbox.empty')}
         emptyTestId="outbox-empty"
-        head={
-          <>
-            <th scope="col">{t('outbox.to')}</th>
-            <th scope="col">{t('outbox.subject')}</th>
-            <th scope="col">{t('outbox.createdAt')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[t('outbox.to'), t('outbox.subject'), t('outbox.createdAt')]}
+        actions
       >
         {mails.map((mail) => {
           const expanded = open.has(mail.mailID);

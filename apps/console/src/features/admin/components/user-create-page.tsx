@@ -21,21 +21,21 @@ import {
   type Organization,
   type SakuraAccount,
 } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { PermissionField } from '../../../components/permission-checkboxes.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useAdminOrganizations, useRegister, useUpdateOrganization } from '../api/admin-api.ts';
+import { paths } from '@/app/paths.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { PermissionField } from '@/components/permission-checkboxes.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { TextField } from '@/components/text-field.tsx';
+import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { useAdminOrganizations, useRegister, useUpdateOrganization } from '@/features/admin/api/admin-api.ts';
 import { OrganizationFields } from './organization-fields.tsx';
-import { confirmationMatches } from '../../../lib/password-confirmation.ts';
+import { confirmationMatches } from '@/lib/password-confirmation.ts';
 
 const registerSchema = operations['admin.register'].input
   .extend({ confirmation: loginPassword() })
@@ -360,16 +360,14 @@ export function UserCreatePage() {
             </span>
           </Card.Header>
         }
-        head={
-          <>
-            <th scope="col">{t('userCreate.memberCode')}</th>
-            <th scope="col">{t('userCreate.organizationName')}</th>
-            <th scope="col">{t('userCreate.serviceCode')}</th>
-            <th scope="col">{t('userCreate.kind')}</th>
-            <th scope="col">{t('userCreate.plan')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('userCreate.memberCode'),
+          t('userCreate.organizationName'),
+          t('userCreate.serviceCode'),
+          t('userCreate.kind'),
+          t('userCreate.plan'),
+        ]}
+        actions
       >
         {organizations.map((organization) => (
           <OrganizationRow

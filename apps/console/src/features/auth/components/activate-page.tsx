@@ -3,11 +3,11 @@ import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { errorMessageKey } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { isLoggedIn, useSession } from '../../../lib/session.ts';
-import { useActivation } from '../api/auth-api.ts';
+import { paths } from '@/app/paths.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { isLoggedIn, useSession } from '@/lib/session.ts';
+import { useActivation } from '@/features/auth/api/auth-api.ts';
 
 /** Refusals of an activation link the page explains (console-spec section 8); others are internal. */
 const EXPLAINED = ['sql: no rows in result set', 'already activated', 'token is expired'];

@@ -7,11 +7,11 @@ import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import type { Organization } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useChangeOrganization, useOrganizations } from '../api/auth-api.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useApiErrorHandler } from '@/lib/api-errors.ts';
+import { useSession } from '@/lib/session.ts';
+import { useChangeOrganization, useOrganizations } from '@/features/auth/api/auth-api.ts';
 
 function OrganizationRow({
   organization,

@@ -7,14 +7,14 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { loginPassword, operations, type MessageKey } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PasswordPairFields } from '../../../components/password-pair-fields.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { useRequestPasswordReset, useResetPassword } from '../api/auth-api.ts';
-import { confirmationMatches } from '../../../lib/password-confirmation.ts';
+import { paths } from '@/app/paths.ts';
+import { PasswordPairFields } from '@/components/password-pair-fields.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { useRequestPasswordReset, useResetPassword } from '@/features/auth/api/auth-api.ts';
+import { confirmationMatches } from '@/lib/password-confirmation.ts';
 
 const resetSchema = operations['user.reset_password'].input
   .omit({ token: true })
@@ -26,26 +26,18 @@ const RESET_REFUSALS = ['emailAddress not match', 'not valid user'];
 
 function RequestForm() {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const request = useRequestPasswordReset();
   const [sent, setSent] = useState(false);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(operations['user.request_password_reset'].input),
     defaultValues: { emailAddress: '' },
   });
-
-  const submit = handleSubmit(async (input) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'passwordReset',
+    send: async (input) => {
       await request.mutateAsync(input);
       setSent(true);
-    } catch (error) {
-      handleError(error, { setError, action: 'passwordReset' });
-    }
+    },
   });
 
   // The same answer whether or not the address is known: the page must not reveal accounts.
@@ -61,15 +53,15 @@ function RequestForm() {
     );
   }
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="forget-form">
+    <Form noValidate onSubmit={submit} data-testid="forget-form">
       <p className="text-body-secondary small">{t('forget.lead')}</p>
-      <TextField
+      <FormField
+        form={form}
+        name="emailAddress"
         id="forget-email"
         label={t('login.emailAddress')}
         type="email"
         autoComplete="email"
-        registration={register('emailAddress')}
-        error={errors.emailAddress}
         className="mb-4"
       />
       <SubmitButton busy={request.isPending} testId="forget-submit" className="w-100">
@@ -84,32 +76,25 @@ function RequestForm() {
 
 function ResetForm({ token }: { token: string }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const reset = useResetPassword();
   const [done, setDone] = useState(false);
   const [refusal, setRefusal] = useState<{ code: string; key: MessageKey } | null>(null);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(resetSchema),
     defaultValues: { emailAddress: '', newPassword: '', confirmation: '' },
   });
-
-  const submit = handleSubmit(async ({ emailAddress, newPassword }) => {
-    setRefusal(null);
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'passwordReset',
+    send: async ({ emailAddress, newPassword }) => {
+      setRefusal(null);
       await reset.mutateAsync({ token, emailAddress, newPassword });
       setDone(true);
-    } catch (error) {
-      if (error instanceof ApiError && RESET_REFUSALS.includes(error.code)) {
-        setRefusal({ code: error.code, key: error.messageKey });
-      } else {
-        handleError(error, { setError, action: 'passwordReset' });
-      }
-    }
+    },
+    explain: (error) => {
+      if (!(error instanceof ApiError && RESET_REFUSALS.includes(error.code))) return false;
+      setRefusal({ code: error.code, key: error.messageKey });
+      return true;
+    },
   });
 
   if (done) {
@@ -123,7 +108,7 @@ function ResetForm({ token }: { token: string }) {
     );
   }
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="reset-form">
+    <Form noValidate onSubmit={submit} data-testid="reset-form">
       {refusal && (
         <Alert variant="danger" className="small" data-testid="reset-error" data-code={refusal.code}>
           {t(refusal.key)}
@@ -137,20 +122,23 @@ function ResetForm({ token }: { token: string }) {
         </Alert>
       )}
       <p className="text-body-secondary small">{t('forget.resetLead')}</p>
-      <TextField
+      <FormField
+        form={form}
+        name="emailAddress"
         id="reset-email"
         label={t('login.emailAddress')}
         type="email"
         autoComplete="username"
-        registration={register('emailAddress')}
-        error={errors.emailAddress}
       />
       <PasswordPairFields
         ids={{ password: 'reset-password', confirmation: 'reset-confirmation' }}
         labels={{ password: t('account.newPassword'), confirmation: t('account.newPasswordConfirmation') }}
-        password={register('newPassword')}
-        confirmation={register('confirmation')}
-        errors={{ password: errors.newPassword, confirmation: errors.confirmation }}
+        password={form.register('newPassword')}
+        confirmation={form.register('confirmation')}
+        errors={{
+          password: form.formState.errors.newPassword,
+          confirmation: form.formState.errors.confirmation,
+        }}
         help={t('updatePassword.rules')}
         confirmationClassName="mb-4"
       />

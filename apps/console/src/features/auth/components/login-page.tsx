@@ -8,12 +8,12 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { operations, PRODUCT_NAME, type ErrorCode, type MessageKey } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { useLogin, useVerifyTotp } from '../api/auth-api.ts';
+import { paths } from '@/app/paths.ts';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { useLogin, useVerifyTotp } from '@/features/auth/api/auth-api.ts';
 
 /** Refusals the login form explains in place instead of in the flash bar. */
 const EXPLAINED_HERE: readonly ErrorCode[] = [
@@ -47,51 +47,46 @@ function refusalOf(error: unknown): ApiError | null {
 function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const login = useLogin();
   const [refusal, setRefusal] = useState<ApiError | null>(null);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(operations['auth.login'].input),
     defaultValues: { emailAddress: '', password: '' },
   });
-
-  const submit = handleSubmit(async (input) => {
-    setRefusal(null);
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'login',
+    send: async (input) => {
+      setRefusal(null);
       const result = await login.mutateAsync(input);
       if (result.totpRequired) onTotpRequired();
       else await navigate(paths.home());
-    } catch (error) {
+    },
+    explain: (error) => {
       const explained = refusalOf(error);
-      if (explained) setRefusal(explained);
-      else handleError(error, { setError, action: 'login' });
-    }
+      setRefusal(explained);
+      return explained !== null;
+    },
   });
 
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="login-form">
+    <Form noValidate onSubmit={submit} data-testid="login-form">
       {refusal && <LoginRefusal error={refusal} />}
-      <TextField
+      <FormField
+        form={form}
+        name="emailAddress"
         id="login-email"
         label={t('login.emailAddress')}
         type="email"
         autoComplete="username"
         autoFocus
-        registration={register('emailAddress')}
-        error={errors.emailAddress}
       />
-      <TextField
+      <FormField
+        form={form}
+        name="password"
         id="login-password"
         label={t('login.password')}
         type="password"
         autoComplete="current-password"
-        registration={register('password')}
-        error={errors.password}
         className="mb-4"
       />
       <SubmitButton busy={login.isPending} testId="login-submit" className="w-100">
@@ -107,48 +102,49 @@ function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
 function TotpStep({ onBack }: { onBack: () => void }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const verify = useVerifyTotp();
   const [refusal, setRefusal] = useState<MessageKey | null>(null);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({ resolver: zodResolver(operations['auth.verify_totp'].input), defaultValues: { code: '' } });
-
-  const submit = handleSubmit(async (input) => {
-    setRefusal(null);
-    try {
+  const form = useForm({
+    resolver: zodResolver(operations['auth.verify_totp'].input),
+    defaultValues: { code: '' },
+  });
+  const submit = useFormSubmit(form, {
+    action: 'login',
+    send: async (input) => {
+      setRefusal(null);
       await verify.mutateAsync(input);
       await navigate(paths.home());
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'invalid verification code') {
-        setError('code', { type: 'server', message: error.messageKey });
-      } else if (error instanceof ApiError && error.code === 'too many attempts') {
-        setRefusal(error.messageKey);
-      } else {
-        handleError(error, { setError, action: 'login' });
+    },
+    explain: (error) => {
+      if (!(error instanceof ApiError)) return false;
+      if (error.code === 'invalid verification code') {
+        form.setError('code', { type: 'server', message: error.messageKey });
+        return true;
       }
-    }
+      if (error.code === 'too many attempts') {
+        setRefusal(error.messageKey);
+        return true;
+      }
+      return false;
+    },
   });
 
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="totp-form">
+    <Form noValidate onSubmit={submit} data-testid="totp-form">
       {refusal && (
         <Alert variant="danger" className="small" data-testid="login-error">
           {t(refusal)}
         </Alert>
       )}
       <p className="text-body-secondary small">{t('login.totpHelp')}</p>
-      <TextField
+      <FormField
+        form={form}
+        name="code"
         id="login-totp"
         label={t('login.totpCode')}
         inputMode="numeric"
         autoComplete="one-time-code"
         autoFocus
-        registration={register('code')}
-        error={errors.code}
         className="mb-4"
       />
       <SubmitButton busy={verify.isPending} testId="totp-submit" className="w-100">

@@ -11,13 +11,13 @@ import { useMutation } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { callApi } from '../../../lib/api-client.ts';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useOriginChoices } from '../../origin/api/origin-api.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { callApi } from '@/lib/api-client.ts';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { useOriginChoices } from '@/features/origin/api/origin-api.ts';
 
 interface CacheForm {
   originID: string;

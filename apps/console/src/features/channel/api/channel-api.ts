@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { OperationInput, Operations } from '@ukiyo/contract';
-import { callApi } from '../../../lib/api-client.ts';
-import type { MonthPeriod } from '../../../lib/usage-format.ts';
+import { callApi } from '@/lib/api-client.ts';
+import type { MonthPeriod } from '@/lib/usage-format.ts';
 
 const CHANNELS = ['channel.list'] as const;
 /** Connections, playlists and deletions change on the live server: the list follows them. */

@@ -1,8 +1,9 @@
 import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Permission } from '@ukiyo/contract';
-import { flash } from '../../../lib/flash.ts';
-import { member, renderPage } from '../../../testing/render-page.tsx';
+import { flash } from '@/lib/flash.ts';
+import { member } from '@/testing/fixtures.ts';
+import { renderPage } from '@/testing/render-page.tsx';
 import { ChannelLive } from './channel-live.tsx';
 import type { ChannelView } from './channel-types.ts';
 

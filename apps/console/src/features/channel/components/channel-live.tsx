@@ -8,12 +8,12 @@ import Form from 'react-bootstrap/Form';
 import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { publishCredential } from '../api/channel-api.ts';
-import { WhipError, WhipPublisher, testPatternStream } from '../whip-publisher.ts';
+import { paths } from '@/app/paths.ts';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useApiErrorHandler } from '@/lib/api-errors.ts';
+import { publishCredential } from '@/features/channel/api/channel-api.ts';
+import { WhipError, WhipPublisher, testPatternStream } from '@/features/channel/whip-publisher.ts';
 import type { ChannelView } from './channel-types.ts';
 
 type Source = 'pattern' | 'camera';

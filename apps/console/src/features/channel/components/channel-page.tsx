@@ -6,24 +6,30 @@ import Form from 'react-bootstrap/Form';
 import { useFieldArray, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { AUDIO_BITRATES, invalidsOf, MAX_RENDITIONS, operations, VIDEO_CODECS } from '@ukiyo/contract';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { StackingTable } from '../../../components/stacking-table.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { FieldTable } from '@/components/field-table.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { TextField } from '@/components/text-field.tsx';
 import {
   applyInvalids,
   classifyApiError,
   useApiErrorHandler,
   useReportQueryError,
-} from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useAddChannel, useChannels, useDeleteChannel } from '../api/channel-api.ts';
-import { DEFAULT_LADDER, renditionsOf, rungFieldOf, rungSummary, type RungForm } from '../ladder.ts';
+} from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useAddChannel, useChannels, useDeleteChannel } from '@/features/channel/api/channel-api.ts';
+import {
+  DEFAULT_LADDER,
+  renditionsOf,
+  rungFieldOf,
+  rungSummary,
+  type RungForm,
+} from '@/features/channel/ladder.ts';
 import { ChannelLive, OnAirBadge } from './channel-live.tsx';
 import type { ChannelView } from './channel-types.ts';
 import { LiveOrganizationOnly } from './live-organization-only.tsx';
@@ -86,91 +92,86 @@ function CreateChannel() {
         <h2 className="h5">{t('channel.createTitle')}</h2>
         <p className="small text-body-secondary">{t('channel.createLead')}</p>
         <Form noValidate onSubmit={(event) => void submit(event)} data-testid="channel-form">
-          <StackingTable fields size="sm" className="align-top" data-testid="channel-ladder">
-            <thead>
-              <tr>
-                <th scope="col">{t('channel.width')}</th>
-                <th scope="col">{t('channel.height')}</th>
-                <th scope="col">{t('channel.fps')}</th>
-                <th scope="col">{t('channel.kbps')}</th>
-                <th scope="col">{t('channel.codec')}</th>
-                <th scope="col">{t('channel.audioBps')}</th>
-                <th scope="col">{t('channel.segmentSeconds')}</th>
-                <th scope="col" data-actions>
-                  <span className="visually-hidden">{t('common.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rungs.fields.map((rung, index) => {
-                const error = errors.hls?.[index];
-                return (
-                  <tr key={rung.id} data-testid="channel-rung">
-                    {RUNG_FIELDS.map((field) => (
-                      <td key={field}>
-                        <Form.Control
-                          size="sm"
-                          inputMode="numeric"
-                          aria-label={t(`channel.${field}`)}
-                          isInvalid={!!error?.[field]}
-                          {...register(`hls.${index}.${field}`)}
-                          data-testid={`channel-rung-${field}`}
-                        />
-                        <FieldError error={error?.[field]} />
-                      </td>
-                    ))}
-                    <td>
-                      <Form.Select
-                        size="sm"
-                        aria-label={t('channel.codec')}
-                        {...register(`hls.${index}.codec`)}
-                      >
-                        {VIDEO_CODECS.map((codec) => (
-                          <option key={codec} value={codec}>
-                            {codec}
-                          </option>
-                        ))}
-                      </Form.Select>
-                    </td>
-                    <td>
-                      <Form.Select
-                        size="sm"
-                        aria-label={t('channel.audioBps')}
-                        {...register(`hls.${index}.audioBps`)}
-                      >
-                        {AUDIO_BITRATES.map((bps) => (
-                          <option key={bps} value={bps}>
-                            {bps / 1000} kbps
-                          </option>
-                        ))}
-                      </Form.Select>
-                    </td>
-                    <td>
+          <FieldTable
+            testId="channel-ladder"
+            columns={[
+              t('channel.width'),
+              t('channel.height'),
+              t('channel.fps'),
+              t('channel.kbps'),
+              t('channel.codec'),
+              t('channel.audioBps'),
+              t('channel.segmentSeconds'),
+            ]}
+          >
+            {rungs.fields.map((rung, index) => {
+              const error = errors.hls?.[index];
+              return (
+                <tr key={rung.id} data-testid="channel-rung">
+                  {RUNG_FIELDS.map((field) => (
+                    <td key={field}>
                       <Form.Control
                         size="sm"
                         inputMode="numeric"
-                        aria-label={t('channel.segmentSeconds')}
-                        isInvalid={!!error?.durationSeconds}
-                        {...register(`hls.${index}.durationSeconds`)}
+                        aria-label={t(`channel.${field}`)}
+                        isInvalid={!!error?.[field]}
+                        {...register(`hls.${index}.${field}`)}
+                        data-testid={`channel-rung-${field}`}
                       />
-                      <FieldError error={error?.durationSeconds} />
+                      <FieldError error={error?.[field]} />
                     </td>
-                    <td>
-                      <Button
-                        variant="outline-danger"
-                        size="sm"
-                        className="text-nowrap"
-                        disabled={rungs.fields.length === 1}
-                        onClick={() => rungs.remove(index)}
-                      >
-                        {t('channel.removeRung')}
-                      </Button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </StackingTable>
+                  ))}
+                  <td>
+                    <Form.Select
+                      size="sm"
+                      aria-label={t('channel.codec')}
+                      {...register(`hls.${index}.codec`)}
+                    >
+                      {VIDEO_CODECS.map((codec) => (
+                        <option key={codec} value={codec}>
+                          {codec}
+                        </option>
+                      ))}
+                    </Form.Select>
+                  </td>
+                  <td>
+                    <Form.Select
+                      size="sm"
+                      aria-label={t('channel.audioBps')}
+                      {...register(`hls.${index}.audioBps`)}
+                    >
+                      {AUDIO_BITRATES.map((bps) => (
+                        <option key={bps} value={bps}>
+                          {bps / 1000} kbps
+                        </option>
+                      ))}
+                    </Form.Select>
+                  </td>
+                  <td>
+                    <Form.Control
+                      size="sm"
+                      inputMode="numeric"
+                      aria-label={t('channel.segmentSeconds')}
+                      isInvalid={!!error?.durationSeconds}
+                      {...register(`hls.${index}.durationSeconds`)}
+                    />
+                    <FieldError error={error?.durationSeconds} />
+                  </td>
+                  <td>
+                    <Button
+                      variant="outline-danger"
+                      size="sm"
+                      className="text-nowrap"
+                      disabled={rungs.fields.length === 1}
+                      onClick={() => rungs.remove(index)}
+                    >
+                      {t('channel.removeRung')}
+                    </Button>
+                  </td>
+                </tr>
+              );
+            })}
+          </FieldTable>
           <FieldError error={errors.hls?.root ?? errors.hls} block />
           <Button
             variant="outline-secondary"
@@ -275,19 +276,15 @@ function Channels() {
         testId="channel-table"
         empty={t('channel.empty')}
         emptyTestId="channel-empty"
-        head={
-          <>
-            <th scope="col">{t('channel.id')}</th>
-            <th scope="col">{t('channel.createdAt')}</th>
-            <th scope="col" className="text-end">
-              {t('channel.connections')}
-            </th>
-            <th scope="col">{t('channel.hlsUrl')}</th>
-            <th scope="col">{t('channel.statusLabel')}</th>
-            <th scope="col">{t('channel.settings')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('channel.id'),
+          t('channel.createdAt'),
+          { label: t('channel.connections'), className: 'text-end' },
+          t('channel.hlsUrl'),
+          t('channel.statusLabel'),
+          t('channel.settings'),
+        ]}
+        actions
       >
         {list.map((channel) => {
           const hls = (channel.settings.hls as { video?: Record<string, number> }[] | undefined) ?? [];

@@ -2,9 +2,9 @@ import type { ReactNode } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useSession } from '../../../lib/session.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useSession } from '@/lib/session.ts';
 
 /**
  * The live pages' content only in a live organization. Administrators pass the route guard in

@@ -1,11 +1,11 @@
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
-import { DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatCount, formatGiB, monthPeriod, splitDuration } from '../../../lib/usage-format.ts';
-import { MonthPicker, useSelectedMonth } from '../../usage/components/month-picker.tsx';
-import { useChannelStatistics } from '../api/channel-api.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatCount, formatGiB, monthPeriod, splitDuration } from '@/lib/usage-format.ts';
+import { MonthPicker, useSelectedMonth } from '@/features/usage/components/month-picker.tsx';
+import { useChannelStatistics } from '@/features/channel/api/channel-api.ts';
 import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
 /**
@@ -49,23 +49,13 @@ function LiveStatistics() {
         testId="live-statistics"
         empty={t('channel.statisticsEmpty')}
         header={<Card.Header className="bg-body small text-body-secondary">{t('usage.utcNote')}</Card.Header>}
-        head={
-          <>
-            <th scope="col">{t('channel.id')}</th>
-            <th scope="col" className="text-end">
-              {t('channel.webrtcConnections')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('usage.liveConnected')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('usage.maxConcurrent')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('channel.bytesInGiB')}
-            </th>
-          </>
-        }
+        columns={[
+          t('channel.id'),
+          { label: t('channel.webrtcConnections'), className: 'text-end' },
+          { label: t('usage.liveConnected'), className: 'text-end' },
+          { label: t('usage.maxConcurrent'), className: 'text-end' },
+          { label: t('channel.bytesInGiB'), className: 'text-end' },
+        ]}
       >
         {rows.map((row) => (
           <tr key={row.channelId} data-testid="live-statistics-row">

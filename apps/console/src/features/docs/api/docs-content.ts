@@ -1,4 +1,4 @@
-import type { DocsLanguage, DocsPage } from '../components/docs-tree.ts';
+import type { DocsLanguage, DocsPage } from '@/features/docs/components/docs-tree.ts';
 
 /**
  * Every page's markdown, loaded on demand: each file is its own small chunk, so neither the

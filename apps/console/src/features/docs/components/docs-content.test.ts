@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../../app/routes.ts';
+import { routePatterns } from '@/app/paths.ts';
 import { parsePath } from '../../../../../../packages/imaging/src/grammar.ts';
 import { signPath } from '../../../../../../packages/imaging/src/signing.ts';
 import { DOCS_PAGES, findDocsPage, type DocsLanguage } from './docs-tree.ts';
@@ -7,9 +7,7 @@ import { headingIdsOf, linksOf } from './markdown.ts';
 
 /** The console's own pages without parameters, e.g. /preview-guest: documents may send readers there. */
 const CONSOLE_PATHS = new Set<string>(
-  Object.values(routes)
-    .map((route) => route.pattern)
-    .filter((pattern) => !pattern.includes(':')),
+  Object.values(routePatterns).filter((pattern) => !pattern.includes(':')),
 );
 
 const SOURCES = import.meta.glob<string>('../content/**/*.md', {

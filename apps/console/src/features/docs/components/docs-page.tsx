@@ -7,10 +7,10 @@ import Form from 'react-bootstrap/Form';
 import ListGroup from 'react-bootstrap/ListGroup';
 import { useTranslation } from 'react-i18next';
 import { Link, NavLink, useNavigate, useParams } from 'react-router';
-import { writeClipboard } from '../../../components/copy-button.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { flash } from '../../../lib/flash.ts';
-import { loadDocsSource } from '../api/docs-content.ts';
+import { writeClipboard } from '@/components/copy-button.tsx';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { flash } from '@/lib/flash.ts';
+import { loadDocsSource } from '@/features/docs/api/docs-content.ts';
 import { buildDocsIndex, searchDocuments, type DocsIndex } from './docs-search.ts';
 import {
   DOCS_PAGES,

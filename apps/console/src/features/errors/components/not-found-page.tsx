@@ -1,8 +1,8 @@
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { useFlashMessages } from '../../../lib/flash.ts';
-import { isLoggedIn, useSession } from '../../../lib/session.ts';
+import { paths } from '@/app/paths.ts';
+import { useFlashMessages } from '@/lib/flash.ts';
+import { isLoggedIn, useSession } from '@/lib/session.ts';
 
 export function NotFoundPage() {
   const { t } = useTranslation();

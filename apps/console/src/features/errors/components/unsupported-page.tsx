@@ -1,6 +1,6 @@
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../../components/page-header.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
 
 /** The in-app twin of /unsupported.html, for links that land here inside the console. */
 export function UnsupportedPage() {

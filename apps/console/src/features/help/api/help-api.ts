@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import type { OperationInput, Operations } from '@ukiyo/contract';
-import { callApi } from '../../../lib/api-client.ts';
+import { callApi } from '@/lib/api-client.ts';
 
 export function useSendHelpRequest() {
   return useMutation({

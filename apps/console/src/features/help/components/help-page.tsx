@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { zodResolver } from '@hookform/resolvers/zod';
 import Accordion from 'react-bootstrap/Accordion';
 import Card from 'react-bootstrap/Card';
@@ -6,16 +7,16 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { operations, PLAN_NAMES } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { FieldError } from '../../../components/field-error.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { applyInvalids, classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useSendHelpRequest } from '../api/help-api.ts';
-import { HELP_CONTACT_ID, helpSubjectOf } from '../help-subject.ts';
+import { paths } from '@/app/paths.ts';
+import { FieldError } from '@/components/field-error.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField, SelectField } from '@/components/form-field.tsx';
+import { applyInvalids, classifyApiError, useApiErrorHandler } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { useSession } from '@/lib/session.ts';
+import { useSendHelpRequest } from '@/features/help/api/help-api.ts';
+import { HELP_CONTACT_ID, helpSubjectOf } from '@/features/help/help-subject.ts';
 import { FAQ, FAQ_TOPICS } from './faq.ts';
 
 export const HELP_SERVICES = ['image', 'live', 'console', 'other'] as const;
@@ -53,6 +54,16 @@ function Questions() {
   );
 }
 
+/** A field's label with the mark of a required field. */
+function Required({ children }: { children: ReactNode }) {
+  return (
+    <>
+      {children}
+      <span className="text-danger ms-1">*</span>
+    </>
+  );
+}
+
 function ContactForm() {
   const { t } = useTranslation();
   const handleError = useApiErrorHandler();
@@ -70,13 +81,7 @@ function ContactForm() {
     message: '',
     agreement: false as unknown as true,
   };
-  const {
-    register,
-    handleSubmit,
-    setError,
-    reset,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: subject
       ? {
@@ -87,17 +92,22 @@ function ContactForm() {
       : defaults,
   });
 
-  const submit = handleSubmit(
+  const submit = form.handleSubmit(
     // Each outcome names the 'help' action: it replaces the form's earlier one (flash.ts).
     async (input) => {
       try {
         await send.mutateAsync(input);
         flash.now({ variant: 'success', key: 'help.sent', action: 'help' });
-        reset({ ...defaults, name: input.name, emailAddress: input.emailAddress, company: input.company });
+        form.reset({
+          ...defaults,
+          name: input.name,
+          emailAddress: input.emailAddress,
+          company: input.company,
+        });
       } catch (error) {
         const failure = classifyApiError(error);
         if (failure.kind === 'validation') {
-          applyInvalids(setError, failure.invalids);
+          applyInvalids(form.setError, failure.invalids);
           flash.now({ variant: 'danger', key: 'help.fillRequired', action: 'help' });
         } else if (failure.kind === 'message' && failure.key === 'error.tooManyAttempts') {
           handleError(error, { action: 'help' });
@@ -111,7 +121,6 @@ function ContactForm() {
     () => flash.now({ variant: 'danger', key: 'help.fillRequired', action: 'help' }),
   );
 
-  const required = <span className="text-danger ms-1">*</span>;
   return (
     <section id={HELP_CONTACT_ID} data-testid="help-contact">
       <h2 className="h5 mb-3">{t('help.contactTitle')}</h2>
@@ -120,90 +129,65 @@ function ContactForm() {
           <p className="small text-body-secondary">{t('help.contactLead')}</p>
           <Form noValidate onSubmit={(event) => void submit(event)} data-testid="help-form">
             <div className="row g-3 mb-3">
-              <Form.Group className="col-sm-6" controlId="help-service">
-                <Form.Label>
-                  {t('help.service')}
-                  {required}
-                </Form.Label>
-                <Form.Select isInvalid={!!errors.service} data-testid="help-service" {...register('service')}>
-                  {HELP_SERVICES.map((service) => (
-                    <option key={service} value={service}>
-                      {t(`help.service.${service}`)}
-                    </option>
-                  ))}
-                </Form.Select>
-                <FieldError error={errors.service} />
-              </Form.Group>
-              <Form.Group className="col-sm-6" controlId="help-category">
-                <Form.Label>
-                  {t('help.category')}
-                  {required}
-                </Form.Label>
-                <Form.Select
-                  isInvalid={!!errors.category}
-                  data-testid="help-category"
-                  {...register('category')}
-                >
-                  <option value="">{t('help.choose')}</option>
-                  {HELP_CATEGORIES.map((category) => (
-                    <option key={category} value={category}>
-                      {t(`help.category.${category}`)}
-                    </option>
-                  ))}
-                </Form.Select>
-                <FieldError error={errors.category} />
-              </Form.Group>
+              <SelectField
+                form={form}
+                name="service"
+                id="help-service"
+                label={<Required>{t('help.service')}</Required>}
+                className="col-sm-6"
+                options={HELP_SERVICES.map((service) => ({
+                  value: service,
+                  label: t(`help.service.${service}`),
+                }))}
+              />
+              <SelectField
+                form={form}
+                name="category"
+                id="help-category"
+                label={<Required>{t('help.category')}</Required>}
+                className="col-sm-6"
+                choose={t('help.choose')}
+                options={HELP_CATEGORIES.map((category) => ({
+                  value: category,
+                  label: t(`help.category.${category}`),
+                }))}
+              />
             </div>
-            <TextField
+            <FormField
+              form={form}
+              name="company"
               id="help-company"
               label={t('help.company')}
-              registration={register('company')}
-              error={errors.company}
               autoComplete="organization"
             />
             <div className="row g-3">
               <div className="col-sm-6">
-                <TextField
+                <FormField
+                  form={form}
+                  name="name"
                   id="help-name"
-                  label={
-                    <>
-                      {t('help.name')}
-                      {required}
-                    </>
-                  }
-                  registration={register('name')}
-                  error={errors.name}
+                  label={<Required>{t('help.name')}</Required>}
                   autoComplete="name"
                 />
               </div>
               <div className="col-sm-6">
-                <TextField
+                <FormField
+                  form={form}
+                  name="emailAddress"
                   id="help-email"
                   type="email"
-                  label={
-                    <>
-                      {t('help.emailAddress')}
-                      {required}
-                    </>
-                  }
-                  registration={register('emailAddress')}
-                  error={errors.emailAddress}
+                  label={<Required>{t('help.emailAddress')}</Required>}
                   autoComplete="email"
                 />
               </div>
             </div>
-            <TextField
+            <FormField
+              form={form}
+              name="message"
               id="help-message"
               as="textarea"
               rows={7}
-              label={
-                <>
-                  {t('help.message')}
-                  {required}
-                </>
-              }
-              registration={register('message')}
-              error={errors.message}
+              label={<Required>{t('help.message')}</Required>}
               help={t('help.messageHelp')}
             />
             <div className="border rounded p-3 mb-3 small bg-body-tertiary" data-testid="help-privacy">
@@ -213,17 +197,12 @@ function ContactForm() {
             <Form.Group controlId="help-agreement" className="mb-3">
               <Form.Check
                 type="checkbox"
-                isInvalid={!!errors.agreement}
-                label={
-                  <>
-                    {t('help.agreement')}
-                    {required}
-                  </>
-                }
+                isInvalid={!!form.formState.errors.agreement}
+                label={<Required>{t('help.agreement')}</Required>}
                 data-testid="help-agreement"
-                {...register('agreement')}
+                {...form.register('agreement')}
               />
-              <FieldError error={errors.agreement} block />
+              <FieldError error={form.formState.errors.agreement} block />
             </Form.Group>
             <SubmitButton busy={send.isPending} testId="help-submit">
               {t('help.submit')}

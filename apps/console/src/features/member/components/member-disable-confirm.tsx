@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
 
 /** Asks before a member is disabled: it ends their sessions at once (the list and the edit page). */
 export function MemberDisableConfirm({

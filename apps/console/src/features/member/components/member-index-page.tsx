@@ -4,17 +4,17 @@ import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { User } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
+import { paths } from '@/app/paths.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
 import { MemberDisableConfirm } from './member-disable-confirm.tsx';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useSession } from '../../../lib/session.ts';
-import { usePlanFeatures } from '../../../lib/plan-features.ts';
-import { useDeleteUser, useSetEnabled, useUsers } from '../api/member-api.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { classifyApiError, useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useSession } from '@/lib/session.ts';
+import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { useDeleteUser, useSetEnabled, useUsers } from '@/features/member/api/member-api.ts';
 import { PermissionBadges } from './permission-badges.tsx';
 
 function MemberRow({
@@ -181,16 +181,14 @@ export function MemberIndexPage() {
         testId="member-table"
         empty={t('member.empty')}
         emptyTestId="member-empty"
-        head={
-          <>
-            <th scope="col">{t('member.emailAddress')}</th>
-            <th scope="col">{t('member.fullName')}</th>
-            <th scope="col">{t('member.permission')}</th>
-            <th scope="col">{t('member.status')}</th>
-            <th scope="col">{t('member.activatedAt')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('member.emailAddress'),
+          t('member.fullName'),
+          t('member.permission'),
+          t('member.status'),
+          t('member.activatedAt'),
+        ]}
+        actions
       >
         {list.map((user) => (
           <MemberRow

@@ -5,19 +5,19 @@ import { useController, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { bool, loginPassword, operations } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { PermissionField } from '../../../components/permission-checkboxes.tsx';
-import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { grantableMask } from '../../../lib/permission-choices.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useAddUser, useOrganizations } from '../api/member-api.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { PermissionField } from '@/components/permission-checkboxes.tsx';
+import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { flash } from '@/lib/flash.ts';
+import { grantableMask } from '@/lib/permission-choices.ts';
+import { useSession } from '@/lib/session.ts';
+import { useAddUser, useOrganizations } from '@/features/member/api/member-api.ts';
 import { RestrictionField } from './restriction-field.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
-import { confirmationMatches } from '../../../lib/password-confirmation.ts';
+import { confirmationMatches } from '@/lib/password-confirmation.ts';
 
 // The operation's own rules, plus what only the form has: the password confirmation, and the
 // choice between "every organization" and a list (which then needs at least one entry).
@@ -29,7 +29,6 @@ const schema = operations['user.add'].input
     message: 'validation.required',
   });
 
-/** Fields the server's grant and restriction checks name without the `user.` of this form. */
 const USER_FIELDS: Partial<Record<string, 'user.permission' | 'user.restriction.organizationIDs'>> = {
   permission: 'user.permission',
   'restriction.organizationIDs': 'user.restriction.organizationIDs',
@@ -38,17 +37,10 @@ const USER_FIELDS: Partial<Record<string, 'user.permission' | 'user.restriction.
 export function MemberNewPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const { user: me, organization } = useSession();
   const add = useAddUser();
   const organizations = useAccountOrganizations(useOrganizations(), organization);
-  const {
-    register,
-    control,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: {
       user: {
@@ -64,30 +56,33 @@ export function MemberNewPage() {
     },
   });
 
-  const submit = handleSubmit(async ({ user, password, restricted }) => {
-    try {
-      await add.mutateAsync({
-        user: {
-          ...user,
-          restriction: { organizationIDs: restricted ? (user.restriction?.organizationIDs ?? []) : [] },
-        },
-        password,
-      });
-      flash.next({
-        variant: 'success',
-        key: 'member.added',
-        params: { email: user.emailAddress },
-        action: 'member',
-      });
-      await navigate(paths.memberIndex());
-    } catch (error) {
-      handleError(error, {
-        setError: (name, fieldError, options) =>
-          setError((USER_FIELDS[name] ?? name) as Parameters<typeof setError>[0], fieldError, options),
-        action: 'member',
-      });
-    }
-  });
+  const { register, control, setError } = form;
+  const { errors } = form.formState;
+  // The server's grant and restriction checks name fields without this form's `user.`.
+  const setUserError: typeof setError = (name, fieldError, options) =>
+    setError((USER_FIELDS[name] ?? name) as Parameters<typeof setError>[0], fieldError, options);
+  const submit = useFormSubmit(
+    { handleSubmit: form.handleSubmit, setError: setUserError },
+    {
+      action: 'member',
+      send: async ({ user, password, restricted }) => {
+        await add.mutateAsync({
+          user: {
+            ...user,
+            restriction: { organizationIDs: restricted ? (user.restriction?.organizationIDs ?? []) : [] },
+          },
+          password,
+        });
+        flash.next({
+          variant: 'success',
+          key: 'member.added',
+          params: { email: user.emailAddress },
+          action: 'member',
+        });
+        await navigate(paths.memberIndex());
+      },
+    },
+  );
 
   const { field: restricted } = useController({ control, name: 'restricted' });
   const { field: organizationIDs } = useController({ control, name: 'user.restriction.organizationIDs' });
@@ -96,7 +91,7 @@ export function MemberNewPage() {
       <PageHeader title={t('title.memberNew')} lead={t('member.newLead')} />
       <Card className="shadow-sm border-0 form-card">
         <Card.Body className="p-4">
-          <Form noValidate onSubmit={(event) => void submit(event)} data-testid="member-form">
+          <Form noValidate onSubmit={submit} data-testid="member-form">
             <UserIdentityFields
               idPrefix="member"
               email={register('user.emailAddress')}

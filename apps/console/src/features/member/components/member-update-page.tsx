@@ -9,20 +9,21 @@ import { useController, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { bool, isAdministrator, operations, type User } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
+import { paths } from '@/app/paths.ts';
 import { MemberDisableConfirm } from './member-disable-confirm.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { PermissionField } from '../../../components/permission-checkboxes.tsx';
-import { UserIdentityFields } from '../../../components/user-identity-fields.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { grantableMask } from '../../../lib/permission-choices.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useOrganizations, useSetEnabled, useUpdateUser, useUser } from '../api/member-api.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { PermissionField } from '@/components/permission-checkboxes.tsx';
+import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { grantableMask } from '@/lib/permission-choices.ts';
+import { useSession } from '@/lib/session.ts';
+import { useOrganizations, useSetEnabled, useUpdateUser, useUser } from '@/features/member/api/member-api.ts';
 import { RestrictionField } from './restriction-field.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
 
@@ -102,7 +103,6 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
 function MemberUpdateForm({ user }: { user: User }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const { user: me, organization } = useSession();
   const update = useUpdateUser();
   const self = me?.userID === user.userID;
@@ -110,13 +110,7 @@ function MemberUpdateForm({ user }: { user: User }) {
   // A member cannot widen their own restriction; the server refuses it.
   const canRestrict = !self || admin;
   const organizations = useAccountOrganizations(useOrganizations(), organization);
-  const {
-    register,
-    control,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: {
       emailAddress: user.emailAddress,
@@ -126,11 +120,14 @@ function MemberUpdateForm({ user }: { user: User }) {
       restricted: user.restriction.organizationIDs.length > 0,
     },
   });
+  const { register, control } = form;
+  const { errors } = form.formState;
   const { field: restricted } = useController({ control, name: 'restricted' });
   const { field: organizationIDs } = useController({ control, name: 'restriction.organizationIDs' });
 
-  const submit = handleSubmit(async ({ emailAddress, fullName, permission, restriction, restricted }) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'member',
+    send: async ({ emailAddress, fullName, permission, restriction, restricted }) => {
       await update.mutateAsync({
         oldEmailAddress: user.emailAddress,
         emailAddress,
@@ -147,15 +144,13 @@ function MemberUpdateForm({ user }: { user: User }) {
         action: 'member',
       });
       await navigate(paths.memberIndex());
-    } catch (error) {
-      handleError(error, { setError, action: 'member' });
-    }
+    },
   });
 
   return (
     <Card className="shadow-sm border-0 form-card">
       <Card.Body className="p-4">
-        <Form noValidate onSubmit={(event) => void submit(event)} data-testid="member-form">
+        <Form noValidate onSubmit={submit} data-testid="member-form">
           <UserIdentityFields
             idPrefix="member"
             email={register('emailAddress')}

@@ -1,6 +1,6 @@
 import { useTranslation } from 'react-i18next';
-import { PermissionBadgeList } from '../../../components/permission-badge-list.tsx';
-import { memberPermissionNames } from '../../../lib/permission-choices.ts';
+import { PermissionBadgeList } from '@/components/permission-badge-list.tsx';
+import { memberPermissionNames } from '@/lib/permission-choices.ts';
 
 export function PermissionBadges({ mask }: { mask: number }) {
   const { t } = useTranslation();

@@ -1,7 +1,7 @@
 import Form from 'react-bootstrap/Form';
 import { useTranslation } from 'react-i18next';
 import type { Organization } from '@ukiyo/contract';
-import { translateRef } from '../../../lib/i18n.ts';
+import { translateRef } from '@/lib/i18n.ts';
 
 /**
  * Which organizations of the account a member reaches: all of them (an empty list on the wire),

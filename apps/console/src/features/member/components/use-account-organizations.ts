@@ -1,6 +1,6 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import type { Organization } from '@ukiyo/contract';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
 
 /**
  * The organizations a member's restriction may name: those of the current organization's

@@ -15,14 +15,14 @@ import {
   PLAN_NAMES,
   type Organization,
 } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useUpdateOrganization } from '../api/organization-api.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { flash } from '@/lib/flash.ts';
+import { useSession } from '@/lib/session.ts';
+import { useUpdateOrganization } from '@/features/organization/api/organization-api.ts';
 import { WebhookSecretCard } from './webhook-secret-card.tsx';
 
 /** What the organization is, which only administrators change (on the organization register). */
@@ -62,15 +62,9 @@ function Facts({ organization }: { organization: Organization }) {
 
 function OrganizationForm({ organization }: { organization: Organization }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const revalidator = useRevalidator();
   const update = useUpdateOrganization();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(operations['organization.update'].input),
     defaultValues: {
       name: organization.name,
@@ -78,47 +72,40 @@ function OrganizationForm({ organization }: { organization: Organization }) {
       description: organization.description,
     },
   });
-
-  const submit = handleSubmit(async (input) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'organization',
+    send: async (input) => {
       await update.mutateAsync(input);
       flash.now({ variant: 'success', key: 'organization.updated', action: 'organization' });
       // The navbar and every page read the organization from the session.
       void revalidator.revalidate();
-    } catch (error) {
-      handleError(error, { setError, action: 'organization' });
-    }
+    },
   });
 
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="organization-form">
+    <Form noValidate onSubmit={submit} data-testid="organization-form">
       <Row>
         <Col md={6}>
-          <TextField
-            id="organization-name"
-            label={t('organization.name')}
-            registration={register('name')}
-            error={errors.name}
-          />
+          <FormField form={form} name="name" id="organization-name" label={t('organization.name')} />
         </Col>
         <Col md={6}>
-          <TextField
+          <FormField
+            form={form}
+            name="serviceDomain"
             id="organization-service-domain"
             label={t('organization.serviceDomain')}
             placeholder="www.example.com"
-            registration={register('serviceDomain')}
-            error={errors.serviceDomain}
             help={t('organization.serviceDomainHelp')}
           />
         </Col>
       </Row>
-      <TextField
+      <FormField
+        form={form}
+        name="description"
         id="organization-description"
         label={t('organization.description')}
         as="textarea"
         rows={4}
-        registration={register('description')}
-        error={errors.description}
       />
       <SubmitButton busy={update.isPending} testId="organization-submit">
         {t('common.save')}

@@ -4,12 +4,12 @@ import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useRotateWebhookSecret, useWebhookSecret } from '../api/organization-api.ts';
+import { paths } from '@/app/paths.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useRotateWebhookSecret, useWebhookSecret } from '@/features/organization/api/organization-api.ts';
 
 /**
  * The live organization's webhook signing secret (Standard Webhooks): when it was made, and a

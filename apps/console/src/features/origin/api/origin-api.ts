@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { OriginStatus, type OperationInput, type Operations } from '@ukiyo/contract';
-import { callApi } from '../../../lib/api-client.ts';
+import { callApi } from '@/lib/api-client.ts';
 
 const ORIGINS = ['origin.list'] as const;
 /** While an origin is Updating the edges are loading it: ask again until every one has settled. */

@@ -13,17 +13,17 @@ import {
   PLANS,
   type Origin,
 } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { FieldError } from '../../../components/field-error.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { usePlanFeatures } from '../../../lib/plan-features.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useUploadCertificate } from '../api/origin-api.ts';
-import { hasCustomDomain, tlsState } from '../origin-display.ts';
+import { paths } from '@/app/paths.ts';
+import { FieldError } from '@/components/field-error.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { useSession } from '@/lib/session.ts';
+import { useUploadCertificate } from '@/features/origin/api/origin-api.ts';
+import { hasCustomDomain, tlsState } from '@/features/origin/origin-display.ts';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
 import { TlsBadge } from './tls-badge.tsx';
 

@@ -5,10 +5,10 @@ import Form from 'react-bootstrap/Form';
 import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
 import type { OriginCheckOutcome, OriginCheckResult } from '@ukiyo/contract';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { translateRef } from '../../../lib/i18n.ts';
-import { formatCount } from '../../../lib/usage-format.ts';
-import { useOriginCheck } from '../api/origin-api.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { translateRef } from '@/lib/i18n.ts';
+import { formatCount } from '@/lib/usage-format.ts';
+import { useOriginCheck } from '@/features/origin/api/origin-api.ts';
 
 const VARIANT: Record<OriginCheckOutcome, 'success' | 'warning' | 'danger'> = {
   ok: 'success',

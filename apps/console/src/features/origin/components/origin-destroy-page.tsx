@@ -5,12 +5,12 @@ import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import type { Origin } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useDeleteOrigin } from '../api/origin-api.ts';
-import { hasCustomDomain, sourceAddress } from '../origin-display.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { classifyApiError, useApiErrorHandler } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { useDeleteOrigin } from '@/features/origin/api/origin-api.ts';
+import { hasCustomDomain, sourceAddress } from '@/features/origin/origin-display.ts';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
 
 function DestroyConfirmation({ origin }: { origin: Origin }) {

@@ -1,7 +1,7 @@
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useAddOrigin, useUpdateOrigin } from '../api/origin-api.ts';
-import { formValuesOf, originInputOf } from '../origin-form.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useAddOrigin, useUpdateOrigin } from '@/features/origin/api/origin-api.ts';
+import { formValuesOf, originInputOf } from '@/features/origin/origin-form.ts';
 import { OriginCheck } from './origin-check.tsx';
 import { OriginForm } from './origin-form.tsx';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';

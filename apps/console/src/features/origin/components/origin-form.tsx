@@ -5,25 +5,34 @@ import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
 import InputGroup from 'react-bootstrap/InputGroup';
 import Row from 'react-bootstrap/Row';
-import { useFieldArray, useForm, useWatch, type FieldErrors, type UseFormRegister } from 'react-hook-form';
+import {
+  useFieldArray,
+  useForm,
+  useFormState,
+  useWatch,
+  type FieldErrors,
+  type Path,
+  type UseFormRegister,
+  type UseFormReturn,
+} from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { isAdministrator, OriginKind, type Invalids, type Origin } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { StackingTable } from '../../../components/stacking-table.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { applyInvalids } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { usePlanFeatures } from '../../../lib/plan-features.ts';
-import { useSession } from '../../../lib/session.ts';
+import { paths } from '@/app/paths.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { FieldTable } from '@/components/field-table.tsx';
+import { FormField, SelectField } from '@/components/form-field.tsx';
+import { applyInvalids } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { useSession } from '@/lib/session.ts';
 import {
   changesSigning,
   checkOriginForm,
   generateSigningSecret,
   type OriginFormValues,
-} from '../origin-form.ts';
+} from '@/features/origin/origin-form.ts';
 
 function Section({ title, lead, children }: { title: string; lead?: string; children: ReactNode }) {
   return (
@@ -37,22 +46,106 @@ function Section({ title, lead, children }: { title: string; lead?: string; chil
   );
 }
 
+type OriginFormControl = UseFormReturn<OriginFormValues>;
+
+const SCHEMES = [
+  { value: 'https', label: 'https' },
+  { value: 'http', label: 'http' },
+];
+
+/** A text field of the source, in a column of the source's grid. */
+interface SourceTextField {
+  name: Path<OriginFormValues>;
+  id: string;
+  /** Keys of the console's catalogue. */
+  label: string;
+  md: number;
+  placeholder?: string;
+  help?: string;
+  type?: 'password';
+  autoComplete?: string;
+}
+
+const HTTP_FIELDS: SourceTextField[] = [
+  {
+    name: 'http.host',
+    id: 'origin-host',
+    label: 'origin.host',
+    md: 9,
+    placeholder: 'images.example.com',
+    help: 'origin.hostHelp',
+  },
+  {
+    name: 'http.pathPrefix',
+    id: 'origin-http-path-prefix',
+    label: 'origin.pathPrefix',
+    md: 6,
+    placeholder: 'assets/images',
+  },
+  {
+    name: 'http.rewriteHost',
+    id: 'origin-rewrite-host',
+    label: 'origin.rewriteHost',
+    md: 6,
+    help: 'origin.rewriteHostHelp',
+  },
+];
+
+/** An edit keeps the stored secret key when its field is left empty. */
+const s3Fields = (updating: boolean): SourceTextField[] => [
+  { name: 's3.bucket', id: 'origin-bucket', label: 'origin.bucket', md: 6 },
+  { name: 's3.pathPrefix', id: 'origin-s3-path-prefix', label: 'origin.pathPrefix', md: 6 },
+  {
+    name: 's3.endPoint',
+    id: 'origin-endpoint',
+    label: 'origin.endPoint',
+    md: 6,
+    placeholder: 'https://s3.ap-northeast-1.amazonaws.com',
+    help: 'origin.endPointHelp',
+  },
+  { name: 's3.region', id: 'origin-region', label: 'origin.region', md: 6, placeholder: 'ap-northeast-1' },
+  {
+    name: 's3.accessKeyID',
+    id: 'origin-access-key',
+    label: 'origin.accessKeyID',
+    md: 6,
+    autoComplete: 'off',
+  },
+  {
+    name: 's3.secretAccessKey',
+    id: 'origin-secret-key',
+    label: 'origin.secretAccessKey',
+    md: 6,
+    type: 'password',
+    autoComplete: 'new-password',
+    help: updating ? 'origin.secretKeepHelp' : undefined,
+  },
+];
+
+function SourceTextFields({ form, fields }: { form: OriginFormControl; fields: SourceTextField[] }) {
+  const { t } = useTranslation();
+  return fields.map(({ md, label, help, ...field }) => (
+    <Col key={field.id} md={md}>
+      <FormField form={form} label={t(label)} help={help && t(help)} className="" {...field} />
+    </Col>
+  ));
+}
+
 function SourceFields({
+  form,
   kind,
   onKind,
-  register,
-  errors,
   s3Allowed,
   updating,
 }: {
+  form: OriginFormControl;
   kind: OriginFormValues['kind'];
   onKind: (kind: OriginFormValues['kind']) => void;
-  register: UseFormRegister<OriginFormValues>;
-  errors: FieldErrors<OriginFormValues>;
   s3Allowed: boolean;
   updating: boolean;
 }) {
   const { t } = useTranslation();
+  const { errors } = useFormState({ control: form.control, name: 'kind' });
   return (
     <>
       <Form.Group className="mb-3">
@@ -84,109 +177,19 @@ function SourceFields({
       {kind === OriginKind.http ? (
         <Row className="g-3">
           <Col md={3}>
-            <Form.Group controlId="origin-scheme">
-              <Form.Label>{t('origin.scheme')}</Form.Label>
-              <Form.Select {...register('http.scheme')} data-testid="origin-scheme">
-                <option value="https">https</option>
-                <option value="http">http</option>
-              </Form.Select>
-            </Form.Group>
-          </Col>
-          <Col md={9}>
-            <TextField
-              id="origin-host"
-              label={t('origin.host')}
-              registration={register('http.host')}
-              error={errors.http?.host}
-              placeholder="images.example.com"
-              help={t('origin.hostHelp')}
-              className=""
+            <SelectField
+              form={form}
+              name="http.scheme"
+              id="origin-scheme"
+              label={t('origin.scheme')}
+              options={SCHEMES}
             />
           </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-http-path-prefix"
-              label={t('origin.pathPrefix')}
-              registration={register('http.pathPrefix')}
-              error={errors.http?.pathPrefix}
-              placeholder="assets/images"
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-rewrite-host"
-              label={t('origin.rewriteHost')}
-              registration={register('http.rewriteHost')}
-              error={errors.http?.rewriteHost}
-              help={t('origin.rewriteHostHelp')}
-              className=""
-            />
-          </Col>
+          <SourceTextFields form={form} fields={HTTP_FIELDS} />
         </Row>
       ) : (
         <Row className="g-3">
-          <Col md={6}>
-            <TextField
-              id="origin-bucket"
-              label={t('origin.bucket')}
-              registration={register('s3.bucket')}
-              error={errors.s3?.bucket}
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-s3-path-prefix"
-              label={t('origin.pathPrefix')}
-              registration={register('s3.pathPrefix')}
-              error={errors.s3?.pathPrefix}
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-endpoint"
-              label={t('origin.endPoint')}
-              registration={register('s3.endPoint')}
-              error={errors.s3?.endPoint}
-              placeholder="https://s3.ap-northeast-1.amazonaws.com"
-              help={t('origin.endPointHelp')}
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-region"
-              label={t('origin.region')}
-              registration={register('s3.region')}
-              error={errors.s3?.region}
-              placeholder="ap-northeast-1"
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-access-key"
-              label={t('origin.accessKeyID')}
-              registration={register('s3.accessKeyID')}
-              error={errors.s3?.accessKeyID}
-              autoComplete="off"
-              className=""
-            />
-          </Col>
-          <Col md={6}>
-            <TextField
-              id="origin-secret-key"
-              type="password"
-              label={t('origin.secretAccessKey')}
-              registration={register('s3.secretAccessKey')}
-              error={errors.s3?.secretAccessKey}
-              autoComplete="new-password"
-              help={updating ? t('origin.secretKeepHelp') : undefined}
-              className=""
-            />
-          </Col>
+          <SourceTextFields form={form} fields={s3Fields(updating)} />
         </Row>
       )}
     </>
@@ -210,58 +213,53 @@ function RulesTable({
   return (
     <>
       {rules.length > 0 && (
-        <StackingTable fields size="sm" className="align-top" data-testid="origin-rules">
-          <thead>
-            <tr>
-              <th scope="col">{t('origin.rulePattern')}</th>
-              <th scope="col">{t('origin.rulePath')}</th>
-              <th scope="col">{t('origin.ruleParameter')}</th>
-              <th scope="col">{t('origin.ruleDisallowOverride')}</th>
-              <th scope="col" data-actions>
-                <span className="visually-hidden">{t('common.actions')}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((rule, index) => {
-              const error = errors.conversionParameters?.[index];
-              return (
-                <tr key={rule.id} data-testid="origin-rule">
-                  {(['pattern', 'path', 'parameter'] as const).map((field) => (
-                    <td key={field}>
-                      <Form.Control
-                        size="sm"
-                        aria-label={t(`origin.rule${field[0]!.toUpperCase()}${field.slice(1)}`)}
-                        isInvalid={!!error?.[field]}
-                        placeholder={field === 'parameter' ? 'w=400,f=webp:auto' : 'thumbs/'}
-                        {...register(`conversionParameters.${index}.${field}`)}
-                        data-testid={`origin-rule-${field}`}
-                      />
-                      <FieldError error={error?.[field]} />
-                    </td>
-                  ))}
-                  <td className="text-center">
-                    <Form.Check
-                      aria-label={t('origin.ruleDisallowOverride')}
-                      {...register(`conversionParameters.${index}.disallowOverride`)}
-                      data-testid="origin-rule-disallow"
-                    />
-                  </td>
-                  <td>
-                    <Button
-                      variant="outline-danger"
+        <FieldTable
+          testId="origin-rules"
+          columns={[
+            t('origin.rulePattern'),
+            t('origin.rulePath'),
+            t('origin.ruleParameter'),
+            t('origin.ruleDisallowOverride'),
+          ]}
+        >
+          {rules.map((rule, index) => {
+            const error = errors.conversionParameters?.[index];
+            return (
+              <tr key={rule.id} data-testid="origin-rule">
+                {(['pattern', 'path', 'parameter'] as const).map((field) => (
+                  <td key={field}>
+                    <Form.Control
                       size="sm"
-                      onClick={() => onRemove(index)}
-                      data-testid="origin-rule-remove"
-                    >
-                      {t('origin.ruleRemove')}
-                    </Button>
+                      aria-label={t(`origin.rule${field[0]!.toUpperCase()}${field.slice(1)}`)}
+                      isInvalid={!!error?.[field]}
+                      placeholder={field === 'parameter' ? 'w=400,f=webp:auto' : 'thumbs/'}
+                      {...register(`conversionParameters.${index}.${field}`)}
+                      data-testid={`origin-rule-${field}`}
+                    />
+                    <FieldError error={error?.[field]} />
                   </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </StackingTable>
+                ))}
+                <td className="text-center">
+                  <Form.Check
+                    aria-label={t('origin.ruleDisallowOverride')}
+                    {...register(`conversionParameters.${index}.disallowOverride`)}
+                    data-testid="origin-rule-disallow"
+                  />
+                </td>
+                <td>
+                  <Button
+                    variant="outline-danger"
+                    size="sm"
+                    onClick={() => onRemove(index)}
+                    data-testid="origin-rule-remove"
+                  >
+                    {t('origin.ruleRemove')}
+                  </Button>
+                </td>
+              </tr>
+            );
+          })}
+        </FieldTable>
       )}
       <Button variant="outline-secondary" size="sm" onClick={onAdd} data-testid="origin-rule-add">
         {t('origin.ruleAdd')}
@@ -295,6 +293,7 @@ export function OriginForm({
   const customDomainAllowed = admin || !!features?.customDomain || initial.useCustomDomain;
   const [confirming, setConfirming] = useState<OriginFormValues | null>(null);
   const [busy, setBusy] = useState(false);
+  const form = useForm<OriginFormValues>({ defaultValues: initial });
   const {
     register,
     control,
@@ -302,7 +301,7 @@ export function OriginForm({
     setError,
     handleSubmit,
     formState: { errors },
-  } = useForm<OriginFormValues>({ defaultValues: initial });
+  } = form;
   const rules = useFieldArray({ control, name: 'conversionParameters' });
   const [kind, useCustomDomain, enableSignedUrl] = useWatch({
     control,
@@ -336,10 +335,9 @@ export function OriginForm({
       <FieldError error={errors.root} block />
       <Section title={t('origin.sourceSection')} lead={t('origin.sourceLead')}>
         <SourceFields
+          form={form}
           kind={kind}
           onKind={(value) => setValue('kind', value)}
-          register={register}
-          errors={errors}
           s3Allowed={s3Allowed}
           updating={previous !== null}
         />
@@ -362,11 +360,11 @@ export function OriginForm({
         {!customDomainAllowed && <Form.Text>{t('origin.customDomainNotInPlan')}</Form.Text>}
         {useCustomDomain && (
           <div className="mt-3">
-            <TextField
+            <FormField
+              form={form}
+              name="originName"
               id="origin-custom-domain"
               label={t('origin.customDomain')}
-              registration={register('originName')}
-              error={errors.originName}
               placeholder="img.example.com"
               help={t('origin.customDomainHelp')}
             />
@@ -425,22 +423,22 @@ export function OriginForm({
       <Section title={t('origin.conversionSection')} lead={t('origin.conversionLead')}>
         <Row className="g-3 mb-3">
           <Col md={4}>
-            <TextField
+            <FormField
+              form={form}
+              name="defaultCache"
               id="origin-default-cache"
               label={t('origin.defaultCache')}
-              registration={register('defaultCache')}
-              error={errors.defaultCache}
               inputMode="numeric"
               help={t('origin.defaultCacheHelp')}
               className=""
             />
           </Col>
           <Col md={8}>
-            <TextField
+            <FormField
+              form={form}
+              name="overridableParameters"
               id="origin-overridable"
               label={t('origin.overridableParameters')}
-              registration={register('overridableParameters')}
-              error={errors.overridableParameters}
               placeholder="w,h,q"
               help={t('origin.overridableHelp')}
               className=""
@@ -484,26 +482,26 @@ export function OriginForm({
             />
           ))}
         </div>
-        <TextField
+        <FormField
+          form={form}
+          name="aclCidrs"
           id="origin-acl"
           as="textarea"
           rows={4}
           label={t('origin.aclCidrs')}
-          registration={register('aclCidrs')}
-          error={errors.aclCidrs}
           placeholder={'203.0.113.0/24\n2001:db8::1'}
           help={t('origin.aclHelp')}
         />
       </Section>
 
       <Section title={t('origin.descriptionSection')}>
-        <TextField
+        <FormField
+          form={form}
+          name="description"
           id="origin-description"
           as="textarea"
           rows={2}
           label={t('origin.description')}
-          registration={register('description')}
-          error={errors.description}
           className=""
         />
       </Section>

@@ -2,16 +2,16 @@ import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
 import { Link, useLocation } from 'react-router';
 import { isAdministrator, OriginKind, type OperationOutput, type Operations } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatUtcDate } from '../../../lib/format.ts';
-import { usePlanFeatures } from '../../../lib/plan-features.ts';
-import { useSession } from '../../../lib/session.ts';
-import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
-import { useOrigins } from '../api/origin-api.ts';
-import { hasCustomDomain, sourceAddress, tlsState } from '../origin-display.ts';
+import { paths } from '@/app/paths.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatUtcDate } from '@/lib/format.ts';
+import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { useSession } from '@/lib/session.ts';
+import { formatCount, formatGiB } from '@/lib/usage-format.ts';
+import { useOrigins } from '@/features/origin/api/origin-api.ts';
+import { hasCustomDomain, sourceAddress, tlsState } from '@/features/origin/origin-display.ts';
 import { OriginCheck } from './origin-check.tsx';
 import { OriginStatusBadge } from './origin-status.tsx';
 import { TlsBadge } from './tls-badge.tsx';
@@ -81,23 +81,17 @@ export function OriginIndexPage() {
         testId="origin-table"
         empty={t('origin.empty')}
         emptyTestId="origin-empty"
-        head={
-          <>
-            <th scope="col">{t('origin.name')}</th>
-            <th scope="col">{t('origin.source')}</th>
-            <th scope="col">{t('origin.kind')}</th>
-            <th scope="col">{t('origin.statusLabel')}</th>
-            <th scope="col">{t('origin.customDomain')}</th>
-            <th scope="col">{t('origin.tlsLabel')}</th>
-            <th scope="col" className="text-end">
-              {t('origin.monthRequests')}
-            </th>
-            <th scope="col" className="text-end">
-              {t('origin.monthTraffic')}
-            </th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('origin.name'),
+          t('origin.source'),
+          t('origin.kind'),
+          t('origin.statusLabel'),
+          t('origin.customDomain'),
+          t('origin.tlsLabel'),
+          { label: t('origin.monthRequests'), className: 'text-end' },
+          { label: t('origin.monthTraffic'), className: 'text-end' },
+        ]}
+        actions
       >
         {list.map((origin) => (
           <tr key={origin.originID} data-testid="origin-row" data-origin-id={origin.originID}>

@@ -3,11 +3,11 @@ import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import type { Origin } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { useOrigin } from '../api/origin-api.ts';
+import { paths } from '@/app/paths.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useOrigin } from '@/features/origin/api/origin-api.ts';
 
 /** The route's origin (`:id`, or `:copyId` when copying), parsed; NaN when the URL names none. */
 export function useOriginParam(): number {

@@ -2,8 +2,8 @@ import Badge from 'react-bootstrap/Badge';
 import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
 import type { Origin } from '@ukiyo/contract';
-import { statusName, statusReasonKey } from '../origin-display.ts';
-import { translateRef } from '../../../lib/i18n.ts';
+import { statusName, statusReasonKey } from '@/features/origin/origin-display.ts';
+import { translateRef } from '@/lib/i18n.ts';
 
 const STATUS_BG = { error: 'danger', applied: 'success', updating: 'warning' } as const;
 

@@ -1,6 +1,6 @@
 import Badge from 'react-bootstrap/Badge';
 import { useTranslation } from 'react-i18next';
-import type { TlsState } from '../origin-display.ts';
+import type { TlsState } from '@/features/origin/origin-display.ts';
 
 const TLS_BG = { notSet: 'secondary', expired: 'danger', expiresSoon: 'warning', valid: 'success' } as const;
 

@@ -1,9 +1,9 @@
 import { useNavigate } from 'react-router';
 import type { Invalids, Origin } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formInvalids, type OriginFormValues } from '../origin-form.ts';
+import { paths } from '@/app/paths.ts';
+import { classifyApiError, useApiErrorHandler } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formInvalids, type OriginFormValues } from '@/features/origin/origin-form.ts';
 
 /** The list's navigation state after a save: which origin to check. */
 export interface OriginCheckState {

@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { callApi } from '../../../lib/api-client.ts';
-import { PLAN_FEATURES } from '../../../lib/plan-features.ts';
+import { callApi } from '@/lib/api-client.ts';
+import { PLAN_FEATURES } from '@/lib/plan-features.ts';
 
 export function useChangePlan() {
   const queryClient = useQueryClient();

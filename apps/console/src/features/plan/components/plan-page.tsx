@@ -17,16 +17,16 @@ import {
   type PlanFeatureSet,
   type PlanNumber,
 } from '@ukiyo/contract';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatUtcDate } from '../../../lib/format.ts';
-import { usePlanFeatures } from '../../../lib/plan-features.ts';
-import { helpSubjectPath } from '../../help/help-subject.ts';
-import { useChangePlan } from '../api/plan-api.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { ApiError } from '@/lib/api-client.ts';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatUtcDate } from '@/lib/format.ts';
+import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { helpSubjectPath } from '@/features/help/help-subject.ts';
+import { useChangePlan } from '@/features/plan/api/plan-api.ts';
 import { nextMonthStartUtc, planAction, type PlanAction } from './plan-change.ts';
 
 function usePlanName() {

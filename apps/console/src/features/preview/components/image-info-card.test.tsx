@@ -1,8 +1,8 @@
 import { cleanup, render, screen, within } from '@testing-library/react';
 import { encode } from 'blurhash';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { setLanguage } from '../../../lib/i18n.ts';
-import { isImageInfo, type ImageInfo } from '../image-info.ts';
+import { setLanguage } from '@/lib/i18n.ts';
+import { isImageInfo, type ImageInfo } from '@/features/preview/image-info.ts';
 import { ImageInfoCard } from './image-info-card.tsx';
 import { PreviewMedia } from './preview-media.tsx';
 

@@ -6,8 +6,8 @@ import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
 import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
-import { formatCount } from '../../../lib/usage-format.ts';
-import type { ImageFacts, InfoState } from '../image-info.ts';
+import { formatCount } from '@/lib/usage-format.ts';
+import type { ImageFacts, InfoState } from '@/features/preview/image-info.ts';
 
 /** BlurHash has no detail to lose: decoded this small and stretched by CSS. */
 const PLACEHOLDER_SIDE = 32;

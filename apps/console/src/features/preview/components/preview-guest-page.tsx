@@ -1,11 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { callApi } from '../../../lib/api-client.ts';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
+import { paths } from '@/app/paths.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { callApi } from '@/lib/api-client.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
 import { PreviewTester } from './preview-tester.tsx';
 
 /** /preview-guest: no login; the sample images shipped with the product, on their own origin. */

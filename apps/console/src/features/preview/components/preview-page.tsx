@@ -2,13 +2,13 @@ import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { hasPermission, Permission } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { callApi } from '../../../lib/api-client.ts';
-import { useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useOriginChoices } from '../../origin/api/origin-api.ts';
+import { paths } from '@/app/paths.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { callApi } from '@/lib/api-client.ts';
+import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { useSession } from '@/lib/session.ts';
+import { useOriginChoices } from '@/features/origin/api/origin-api.ts';
 import { PreviewTester } from './preview-tester.tsx';
 
 /** /preview: the organization's own origins; URLs come from the server, signed where the origin signs. */

@@ -9,10 +9,10 @@ import Row from 'react-bootstrap/Row';
 import Spinner from 'react-bootstrap/Spinner';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { formatCount } from '../../../lib/usage-format.ts';
-import { useImageInfo } from '../image-info.ts';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { formatCount } from '@/lib/usage-format.ts';
+import { useImageInfo } from '@/features/preview/image-info.ts';
 import {
   COMPARED_FORMATS,
   deliveryPath,
@@ -22,7 +22,7 @@ import {
   parameterString,
   savingPercent,
   type PreviewControls,
-} from '../preview-params.ts';
+} from '@/features/preview/preview-params.ts';
 import { ImageInfoCard } from './image-info-card.tsx';
 import { PreviewMedia } from './preview-media.tsx';
 

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { OperationInput, Operations } from '@ukiyo/contract';
-import { callApi } from '../../../lib/api-client.ts';
+import { callApi } from '@/lib/api-client.ts';
 
 /** Public: the navbar reads `externalUrl` from it on every page, the status page the events. */
 export function useStatusList() {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { callApi } from '../../../lib/api-client.ts';
+import { callApi } from '@/lib/api-client.ts';
 
 /**
  * The external status page (STATUS_URL) for the navbar, asked once per page load. Kept apart

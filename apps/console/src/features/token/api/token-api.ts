@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { OperationInput, Operations } from '@ukiyo/contract';
-import { callApi } from '../../../lib/api-client.ts';
+import { callApi } from '@/lib/api-client.ts';
 
 export function useTokens(showDeleted: boolean) {
   return useQuery({

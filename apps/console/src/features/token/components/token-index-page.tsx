@@ -6,14 +6,14 @@ import Form from 'react-bootstrap/Form';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import type { OperationOutput, Operations } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { ConfirmModal } from '../../../components/confirm-modal.tsx';
-import { ActionsHeader, DataTableCard } from '../../../components/data-table-card.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { classifyApiError, useApiErrorHandler, useReportQueryError } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useDeleteToken, useDisableToken, useTokens } from '../api/token-api.ts';
+import { paths } from '@/app/paths.ts';
+import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { classifyApiError, useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useDeleteToken, useDisableToken, useTokens } from '@/features/token/api/token-api.ts';
 import { TokenPermissionBadges } from './token-permission-badges.tsx';
 
 type Token = OperationOutput<Operations['auth_token.list']>['authTokens'][number];
@@ -112,16 +112,14 @@ export function TokenIndexPage() {
             />
           </Card.Header>
         }
-        head={
-          <>
-            <th scope="col">{t('token.description')}</th>
-            <th scope="col">{t('token.token')}</th>
-            <th scope="col">{t('token.permission')}</th>
-            <th scope="col">{t('token.status')}</th>
-            <th scope="col">{t('token.createdAt')}</th>
-            <ActionsHeader />
-          </>
-        }
+        columns={[
+          t('token.description'),
+          t('token.token'),
+          t('token.permission'),
+          t('token.status'),
+          t('token.createdAt'),
+        ]}
+        actions
       >
         {list.map((token) => {
           const busy =

@@ -14,17 +14,18 @@ import {
   type OperationOutput,
   type Operations,
 } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { FieldError } from '../../../components/field-error.tsx';
-import { FormActions } from '../../../components/form-actions.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { classifyApiError, useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { tokenGrantableMask, withBit } from '../../../lib/permission-choices.ts';
-import { useSession } from '../../../lib/session.ts';
-import { useAddToken } from '../api/token-api.ts';
+import { paths } from '@/app/paths.ts';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { FieldError } from '@/components/field-error.tsx';
+import { FormActions } from '@/components/form-actions.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { classifyApiError } from '@/lib/api-errors.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
+import { flash } from '@/lib/flash.ts';
+import { tokenGrantableMask, withBit } from '@/lib/permission-choices.ts';
+import { useSession } from '@/lib/session.ts';
+import { useAddToken } from '@/features/token/api/token-api.ts';
 
 type Issued = OperationOutput<Operations['auth_token.add']>;
 
@@ -138,39 +139,34 @@ function IssuedToken({ issued, onAnother }: { issued: Issued; onAnother: () => v
 
 export function TokenNewPage() {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const { user } = useSession();
   const add = useAddToken();
   // The secret exists only in this answer: it lives in this page's state and nowhere else.
   const [issued, setIssued] = useState<Issued | null>(null);
-  const {
-    register,
-    control,
-    handleSubmit,
-    setError,
-    reset,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: { authToken: { enabled: true, description: '', permission: null } },
   });
-  const { field: permission } = useController({ control, name: 'authToken.permission' });
+  const { errors } = form.formState;
+  const { field: permission } = useController({ control: form.control, name: 'authToken.permission' });
 
-  const submit = handleSubmit(async (input) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'token',
+    send: async (input) => {
       setIssued(await add.mutateAsync(input));
       flash.now({ variant: 'success', key: 'token.issued', action: 'token' });
-    } catch (error) {
+    },
+    explain: (error) => {
       const kind = classifyApiError(error).kind;
-      if (kind === 'message' || kind === 'internal')
-        flash.now({ variant: 'danger', key: 'error.tokenIssueFailed', action: 'token' });
-      else handleError(error, { setError, action: 'token' });
-    }
+      if (kind !== 'message' && kind !== 'internal') return false;
+      flash.now({ variant: 'danger', key: 'error.tokenIssueFailed', action: 'token' });
+      return true;
+    },
   });
 
   const another = () => {
     setIssued(null);
-    reset();
+    form.reset();
   };
 
   return (
@@ -181,12 +177,12 @@ export function TokenNewPage() {
       ) : (
         <Card className="shadow-sm border-0 form-card">
           <Card.Body className="p-4">
-            <Form noValidate onSubmit={(event) => void submit(event)} data-testid="token-form">
-              <TextField
+            <Form noValidate onSubmit={submit} data-testid="token-form">
+              <FormField
+                form={form}
+                name="authToken.description"
                 id="token-description"
                 label={t('token.description')}
-                registration={register('authToken.description')}
-                error={errors.authToken?.description}
                 help={t('token.descriptionHelp')}
               />
               <Form.Group className="mb-3" controlId="token-enabled">
@@ -194,7 +190,7 @@ export function TokenNewPage() {
                   type="switch"
                   label={t('token.enabledLabel')}
                   data-testid="token-enabled"
-                  {...register('authToken.enabled')}
+                  {...form.register('authToken.enabled')}
                 />
               </Form.Group>
               <PermissionChoice

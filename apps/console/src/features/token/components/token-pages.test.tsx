@@ -1,8 +1,9 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ALL_PERMISSIONS, Permission } from '@ukiyo/contract';
-import { flash } from '../../../lib/flash.ts';
-import { member, renderPage, stubUiApi } from '../../../testing/render-page.tsx';
+import { flash } from '@/lib/flash.ts';
+import { member } from '@/testing/fixtures.ts';
+import { renderPage, stubUiApi } from '@/testing/render-page.tsx';
 import { TokenIndexPage } from './token-index-page.tsx';
 import { TokenNewPage } from './token-new-page.tsx';
 

@@ -1,7 +1,7 @@
 import Badge from 'react-bootstrap/Badge';
 import { useTranslation } from 'react-i18next';
-import { PermissionBadgeList } from '../../../components/permission-badge-list.tsx';
-import { tokenGroupNames } from '../../../lib/permission-choices.ts';
+import { PermissionBadgeList } from '@/components/permission-badge-list.tsx';
+import { tokenGroupNames } from '@/lib/permission-choices.ts';
 
 export function TokenPermissionBadges({ mask }: { mask: number | null }) {
   const { t } = useTranslation();

@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { callApi } from '../../../lib/api-client.ts';
-import { monthPeriod, type YearMonth } from '../../../lib/usage-format.ts';
+import { callApi } from '@/lib/api-client.ts';
+import { monthPeriod, type YearMonth } from '@/lib/usage-format.ts';
 
 /** This billing period's usage of the current organization. */
 export function useDashboardUsage() {

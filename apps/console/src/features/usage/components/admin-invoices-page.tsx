@@ -1,10 +1,10 @@
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { buildCsv, downloadCsv, monthLabel } from '../../../lib/usage-format.ts';
-import { useInvoices } from '../api/usage-api.ts';
-import { INVOICE_CSV_FIELDS } from '../usage-tables.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { buildCsv, downloadCsv, monthLabel } from '@/lib/usage-format.ts';
+import { useInvoices } from '@/features/usage/api/usage-api.ts';
+import { INVOICE_CSV_FIELDS } from '@/features/usage/usage-tables.ts';
 import { useSelectedMonth } from './month-picker.tsx';
 import { OrganizationMonthTable } from './organization-month-table.tsx';
 

@@ -1,10 +1,15 @@
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatCount, formatGiB } from '../../../lib/usage-format.ts';
-import { useAdminStatistics } from '../api/usage-api.ts';
-import { ADMIN_STATISTICS_COLUMNS as COLUMNS, sortRows, type Sort, type SortKey } from '../usage-tables.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatCount, formatGiB } from '@/lib/usage-format.ts';
+import { useAdminStatistics } from '@/features/usage/api/usage-api.ts';
+import {
+  ADMIN_STATISTICS_COLUMNS as COLUMNS,
+  sortRows,
+  type Sort,
+  type SortKey,
+} from '@/features/usage/usage-tables.ts';
 import { useSelectedMonth } from './month-picker.tsx';
 import { OrganizationMonthTable } from './organization-month-table.tsx';
 

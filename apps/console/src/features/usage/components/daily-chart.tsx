@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { formatCount, toGiB } from '../../../lib/usage-format.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { formatCount, toGiB } from '@/lib/usage-format.ts';
 // A type only: the module itself loads with import() below.
 import type * as EChartsModule from './echarts.ts';
 

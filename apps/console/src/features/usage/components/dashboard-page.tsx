@@ -1,9 +1,9 @@
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { Permission, hasPermission } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { useSession } from '../../../lib/session.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { useSession } from '@/lib/session.ts';
 import { UsagePanel } from './usage-panel.tsx';
 
 /** /dashboard: this month's usage of the current organization, for any of its members. */

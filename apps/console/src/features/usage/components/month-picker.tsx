@@ -10,7 +10,7 @@ import {
   parseYearMonth,
   shiftMonth,
   type YearMonth,
-} from '../../../lib/usage-format.ts';
+} from '@/lib/usage-format.ts';
 
 /**
  * The month a usage page shows, kept in the URL (?year=&month=) so it survives a reload and can

@@ -1,8 +1,8 @@
 import type { ReactNode } from 'react';
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
-import { DataTableCard } from '../../../components/data-table-card.tsx';
-import type { YearMonth } from '../../../lib/usage-format.ts';
+import { DataTableCard } from '@/components/data-table-card.tsx';
+import type { YearMonth } from '@/lib/usage-format.ts';
 import { MonthPicker } from './month-picker.tsx';
 
 /** The administrator's pages' table of every organization in one UTC month, picked above it. */

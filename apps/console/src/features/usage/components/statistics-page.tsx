@@ -6,12 +6,12 @@ import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
-import { useRouteTitle } from '../../../app/route-title.ts';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { StackingTable } from '../../../components/stacking-table.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { useSession } from '../../../lib/session.ts';
+import { useRouteTitle } from '@/app/route-title.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { PageHeader } from '@/components/page-header.tsx';
+import { StackingTable } from '@/components/stacking-table.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useSession } from '@/lib/session.ts';
 import {
   buildCsv,
   downloadCsv,
@@ -22,9 +22,9 @@ import {
   monthPeriod,
   toGiB,
   type YearMonth,
-} from '../../../lib/usage-format.ts';
-import { useChannelStatistics } from '../../channel/api/channel-api.ts';
-import { useOriginStatistics } from '../api/usage-api.ts';
+} from '@/lib/usage-format.ts';
+import { useChannelStatistics } from '@/features/channel/api/channel-api.ts';
+import { useOriginStatistics } from '@/features/usage/api/usage-api.ts';
 import { DailyChart, type ChartSeries } from './daily-chart.tsx';
 import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
 import { UsagePanel } from './usage-panel.tsx';

@@ -2,12 +2,12 @@ import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatUtcDate } from '../../../lib/format.ts';
-import { useSession } from '../../../lib/session.ts';
-import { formatCount, formatGiB, splitDuration } from '../../../lib/usage-format.ts';
-import { useDashboardUsage } from '../api/usage-api.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatUtcDate } from '@/lib/format.ts';
+import { useSession } from '@/lib/session.ts';
+import { formatCount, formatGiB, splitDuration } from '@/lib/usage-format.ts';
+import { useDashboardUsage } from '@/features/usage/api/usage-api.ts';
 
 function Figure({
   label,

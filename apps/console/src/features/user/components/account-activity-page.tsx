@@ -1,8 +1,8 @@
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
 import { ActivityTable } from './activity-table.tsx';
 
 const ACTIVITY_LIMIT = 100;

@@ -2,11 +2,11 @@ import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
 import { useTranslation } from 'react-i18next';
 import type { OperationOutput, Operations } from '@ukiyo/contract';
-import { LoadingBlock } from '../../../components/loading-block.tsx';
-import { StackingTable } from '../../../components/stacking-table.tsx';
-import { useReportQueryError } from '../../../lib/api-errors.ts';
-import { formatDateTime } from '../../../lib/format.ts';
-import { useAuditEntries } from '../api/user-api.ts';
+import { LoadingBlock } from '@/components/loading-block.tsx';
+import { StackingTable } from '@/components/stacking-table.tsx';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { formatDateTime } from '@/lib/format.ts';
+import { useAuditEntries } from '@/features/user/api/user-api.ts';
 
 type Entry = OperationOutput<Operations['audit.list']>['entries'][number];
 

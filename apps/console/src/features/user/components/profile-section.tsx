@@ -4,12 +4,11 @@ import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useRevalidator } from 'react-router';
 import { operations, type User } from '@ukiyo/contract';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useUpdateProfile } from '../api/user-api.ts';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { refusalOnField, useFormSubmit } from '@/lib/use-form-submit.ts';
+import { flash } from '@/lib/flash.ts';
+import { useUpdateProfile } from '@/features/user/api/user-api.ts';
 import { SectionCard } from './section-card.tsx';
 
 const schema = operations['user.update'].input.pick({ emailAddress: true, fullName: true, password: true });
@@ -18,30 +17,26 @@ const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim(
 
 export function ProfileSection({ user }: { user: User }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const revalidator = useRevalidator();
   const update = useUpdateProfile();
-  const {
-    register,
-    control,
-    handleSubmit,
-    setError,
-    reset,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: { emailAddress: user.emailAddress, fullName: user.fullName, password: '' },
   });
   // The address signs the user in: changing it asks for the password (the server checks it).
-  const emailChanges = !sameAddress(useWatch({ control, name: 'emailAddress' }), user.emailAddress);
+  const emailChanges = !sameAddress(
+    useWatch({ control: form.control, name: 'emailAddress' }),
+    user.emailAddress,
+  );
 
-  const submit = handleSubmit(async ({ emailAddress, fullName, password }) => {
-    const changes = !sameAddress(emailAddress, user.emailAddress);
-    if (changes && !password) {
-      setError('password', { type: 'required', message: 'validation.required' });
-      return;
-    }
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'profile',
+    send: async ({ emailAddress, fullName, password }) => {
+      const changes = !sameAddress(emailAddress, user.emailAddress);
+      if (changes && !password) {
+        form.setError('password', { type: 'required', message: 'validation.required' });
+        return;
+      }
       await update.mutateAsync({
         oldEmailAddress: user.emailAddress,
         emailAddress,
@@ -50,44 +45,39 @@ export function ProfileSection({ user }: { user: User }) {
         permission: user.permission,
         ...(changes ? { password } : {}),
       });
-      reset({ emailAddress, fullName, password: '' });
+      form.reset({ emailAddress, fullName, password: '' });
       flash.now({ variant: 'success', key: 'account.profileUpdated', action: 'profile' });
       void revalidator.revalidate();
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'password is incorrect') {
-        setError('password', { type: 'server', message: error.messageKey });
-      } else {
-        handleError(error, { setError, action: 'profile' });
-      }
-    }
+    },
+    explain: refusalOnField(form.setError, 'password', ['password is incorrect']),
   });
 
   return (
     <SectionCard id="profile" title={t('account.profile')}>
-      <Form noValidate onSubmit={(event) => void submit(event)} data-testid="profile-form">
-        <TextField
+      <Form noValidate onSubmit={submit} data-testid="profile-form">
+        <FormField
+          form={form}
+          name="fullName"
           id="profile-full-name"
           label={t('account.fullName')}
           autoComplete="name"
-          registration={register('fullName')}
-          error={errors.fullName}
         />
-        <TextField
+        <FormField
+          form={form}
+          name="emailAddress"
           id="profile-email"
           label={t('account.emailAddress')}
           type="email"
           autoComplete="email"
-          registration={register('emailAddress')}
-          error={errors.emailAddress}
         />
         {emailChanges && (
-          <TextField
+          <FormField
+            form={form}
+            name="password"
             id="profile-password"
             label={t('account.currentPassword')}
             type="password"
             autoComplete="current-password"
-            registration={register('password')}
-            error={errors.password}
             help={t('account.emailPasswordHelp')}
           />
         )}

@@ -10,13 +10,18 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useRevalidator } from 'react-router';
 import { operations, type OperationOutput, type Operations, type User } from '@ukiyo/contract';
-import { CopyButton } from '../../../components/copy-button.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { useRegenerateBackupCodes, useTotpBegin, useTotpDisable, useTotpEnable } from '../api/user-api.ts';
+import { CopyButton } from '@/components/copy-button.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { useApiErrorHandler } from '@/lib/api-errors.ts';
+import { flash } from '@/lib/flash.ts';
+import { refusalOnField, useFormSubmit } from '@/lib/use-form-submit.ts';
+import {
+  useRegenerateBackupCodes,
+  useTotpBegin,
+  useTotpDisable,
+  useTotpEnable,
+} from '@/features/user/api/user-api.ts';
 import { SectionCard } from './section-card.tsx';
 
 type Enrolment = OperationOutput<Operations['user.totp_begin']>;
@@ -65,25 +70,15 @@ function EnrolForm({
   onCancel: () => void;
 }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const enable = useTotpEnable();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({ resolver: zodResolver(operations['user.totp_enable'].input), defaultValues: { code: '' } });
-
-  const submit = handleSubmit(async ({ code }) => {
-    try {
-      onEnabled((await enable.mutateAsync(code)).backupCodes);
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'invalid verification code') {
-        setError('code', { type: 'server', message: error.messageKey });
-      } else {
-        handleError(error, { setError, action: 'twoStep' });
-      }
-    }
+  const form = useForm({
+    resolver: zodResolver(operations['user.totp_enable'].input),
+    defaultValues: { code: '' },
+  });
+  const submit = useFormSubmit(form, {
+    action: 'twoStep',
+    send: async ({ code }) => onEnabled((await enable.mutateAsync(code)).backupCodes),
+    explain: refusalOnField(form.setError, 'code', ['invalid verification code']),
   });
 
   return (
@@ -113,13 +108,13 @@ function EnrolForm({
             <CopyButton text={enrolment.secret} testId="totp-secret-copy" />
           </div>
         </div>
-        <Form noValidate onSubmit={(event) => void submit(event)} data-testid="totp-enable-form">
-          <TextField
+        <Form noValidate onSubmit={submit} data-testid="totp-enable-form">
+          <FormField
+            form={form}
+            name="code"
             id="totp-code"
             label={t('twoStep.code')}
             autoComplete="one-time-code"
-            registration={register('code')}
-            error={errors.code}
             className="mb-3 totp-code-field"
           />
           <div className="d-flex gap-2">
@@ -146,52 +141,36 @@ function PasswordPrompt({
   onCancel: () => void;
 }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const disable = useTotpDisable();
   const regenerate = useRegenerateBackupCodes();
   const prefix = purpose === 'disable' ? 'totp-disable' : 'backup-regenerate';
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(operations['user.totp_disable'].input),
     defaultValues: { password: '' },
   });
-
-  const submit = handleSubmit(async ({ password }) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'twoStep',
+    send: async ({ password }) => {
       if (purpose === 'disable') {
         await disable.mutateAsync(password);
         onDone(null);
       } else {
         onDone((await regenerate.mutateAsync(password)).backupCodes);
       }
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'password is incorrect') {
-        setError('password', { type: 'server', message: error.messageKey });
-      } else {
-        handleError(error, { setError, action: 'twoStep' });
-      }
-    }
+    },
+    explain: refusalOnField(form.setError, 'password', ['password is incorrect']),
   });
 
   return (
-    <Form
-      noValidate
-      onSubmit={(event) => void submit(event)}
-      data-testid={`${prefix}-form`}
-      className="password-prompt"
-    >
+    <Form noValidate onSubmit={submit} data-testid={`${prefix}-form`} className="password-prompt">
       <p className="small">{t(purpose === 'disable' ? 'twoStep.disableLead' : 'twoStep.regenerateLead')}</p>
-      <TextField
+      <FormField
+        form={form}
+        name="password"
         id={`${prefix}-password`}
         label={t('account.currentPassword')}
         type="password"
         autoComplete="current-password"
-        registration={register('password')}
-        error={errors.password}
       />
       <div className="d-flex gap-2">
         <SubmitButton

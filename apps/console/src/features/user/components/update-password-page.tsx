@@ -5,17 +5,16 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useParams } from 'react-router';
 import { loginPassword, operations } from '@ukiyo/contract';
-import { paths } from '../../../app/routes.ts';
-import { PageHeader } from '../../../components/page-header.tsx';
-import { PasswordPairFields } from '../../../components/password-pair-fields.tsx';
-import { SubmitButton } from '../../../components/submit-button.tsx';
-import { TextField } from '../../../components/text-field.tsx';
-import { ApiError } from '../../../lib/api-client.ts';
-import { useApiErrorHandler } from '../../../lib/api-errors.ts';
-import { flash } from '../../../lib/flash.ts';
-import { isActivated, useSession } from '../../../lib/session.ts';
-import { useUpdatePassword } from '../api/user-api.ts';
-import { confirmationMatches } from '../../../lib/password-confirmation.ts';
+import { paths } from '@/app/paths.ts';
+import { PageHeader } from '@/components/page-header.tsx';
+import { PasswordPairFields } from '@/components/password-pair-fields.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
+import { FormField } from '@/components/form-field.tsx';
+import { refusalOnField, useFormSubmit } from '@/lib/use-form-submit.ts';
+import { flash } from '@/lib/flash.ts';
+import { isActivated, useSession } from '@/lib/session.ts';
+import { useUpdatePassword } from '@/features/user/api/user-api.ts';
+import { confirmationMatches } from '@/lib/password-confirmation.ts';
 
 // The operation's own rules for both passwords, plus the confirmation only the form has.
 const schema = operations['user.update_password'].input
@@ -26,32 +25,22 @@ const schema = operations['user.update_password'].input
 export function UpdatePasswordPage() {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const { user } = useSession();
   const { userId } = useParams();
   const update = useUpdatePassword();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(schema),
     defaultValues: { oldPassword: '', newPassword: '', confirmation: '' },
   });
-
-  const submit = handleSubmit(async ({ oldPassword, newPassword }) => {
-    try {
+  const { errors } = form.formState;
+  const submit = useFormSubmit(form, {
+    action: 'password',
+    send: async ({ oldPassword, newPassword }) => {
       await update.mutateAsync({ userId: Number(userId), oldPassword, newPassword });
       flash.next({ variant: 'success', key: 'updatePassword.success', action: 'password' });
       await navigate(paths.home());
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'wrong old password') {
-        setError('oldPassword', { type: 'server', message: error.messageKey });
-      } else {
-        handleError(error, { setError, action: 'password' });
-      }
-    }
+    },
+    explain: refusalOnField(form.setError, 'oldPassword', ['wrong old password']),
   });
 
   return (
@@ -62,14 +51,14 @@ export function UpdatePasswordPage() {
           {!isActivated(user) && (
             <p className="text-body-secondary small">{t('updatePassword.activationLead')}</p>
           )}
-          <Form noValidate onSubmit={(event) => void submit(event)} data-testid="update-password-form">
-            <TextField
+          <Form noValidate onSubmit={submit} data-testid="update-password-form">
+            <FormField
+              form={form}
+              name="oldPassword"
               id="old-password"
               label={t('updatePassword.oldPassword')}
               type="password"
               autoComplete="current-password"
-              registration={register('oldPassword')}
-              error={errors.oldPassword}
             />
             <PasswordPairFields
               ids={{ password: 'new-password', confirmation: 'password-confirmation' }}
@@ -77,8 +66,8 @@ export function UpdatePasswordPage() {
                 password: t('updatePassword.newPassword'),
                 confirmation: t('updatePassword.confirmation'),
               }}
-              password={register('newPassword')}
-              confirmation={register('confirmation')}
+              password={form.register('newPassword')}
+              confirmation={form.register('confirmation')}
               errors={{ password: errors.newPassword, confirmation: errors.confirmation }}
             />
             <Form.Text as="p" className="mb-4">
