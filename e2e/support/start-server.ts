@@ -100,4 +100,4 @@ await seedDeadLetters(deps, liveOrganization);
 await deps.jobs.stop();
 await database.close();
 
-await import('../../apps/server/src/main.ts');
+await import('../../apps/all-in-one/src/main.ts');

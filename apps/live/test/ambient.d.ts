@@ -1,2 +1,1 @@
 // The shared harness's injected values are declared beside the server's global setup.
-import type {} from '../../server/test/global-setup.ts';

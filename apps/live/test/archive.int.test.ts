@@ -5,17 +5,17 @@ import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import type { DeadLetter } from '@ukiyo/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobQueue } from '../../server/src/jobs/queue.ts';
-import { rotateWebhookSecret } from '../../server/src/services/webhook-secrets.ts';
+import { JobQueue } from '@ukiyo/server';
 import {
+  type Client,
   createTenant,
   createTestUser,
   loggedIn,
-  testServer,
-  type Client,
+  rotateWebhookSecret,
   type TestServer,
-} from '../../server/test/harness.ts';
-import { until } from '../../server/test/processes.ts';
+  testServer,
+  until,
+} from '@ukiyo/server/testing';
 import { Archive } from '../src/archive.ts';
 import { Webhooks } from '../src/webhooks.ts';
 import { receiver, startS3, verified } from './helpers.ts';

@@ -5,20 +5,27 @@ import type { AddressInfo } from 'node:net';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SecretBox } from '../../server/src/crypto/secret-box.ts';
-import { rotateWebhookSecret } from '../../server/src/services/webhook-secrets.ts';
-import { createServerDeps, loadConfig, type ServerDeps } from '../../server/src/index.ts';
-import { createTenant, testServer } from '../../server/test/harness.ts';
-import { AppProcess, freePort, processEnv, sleep, until } from '../../server/test/processes.ts';
+import { createServerDeps, loadConfig, type ServerDeps } from '@ukiyo/server';
+import {
+  AppProcess,
+  createTenant,
+  freePort,
+  processEnv,
+  rotateWebhookSecret,
+  SecretBox,
+  sleep,
+  testServer,
+  until,
+} from '@ukiyo/server/testing';
 import { apiToken, startS3, verified } from './helpers.ts';
 
-// Issue 20's proof: `npm start`'s process (apps/server/src/main.ts) is killed with SIGKILL in
+// Issue 20's proof: `npm start`'s process (apps/all-in-one/src/main.ts) is killed with SIGKILL in
 // the middle of a burst of archive uploads and event webhooks, and started again on the same
 // data. Every queued upload and event gets through, and a receiver that keeps the webhook-ids it
 // has handled handles each event once. On embedded PGlite (the default), or on the run's
 // PostgreSQL database when DATABASE_URL is set.
 const databaseUrl = inject('testDatabaseUrl');
-const ALL_IN_ONE = 'apps/server/src/main.ts';
+const ALL_IN_ONE = 'apps/all-in-one/src/main.ts';
 
 /** A receiver as the docs tell customers to write one: verify, then skip ids already handled. */
 async function idempotentReceiver(secret: () => string) {

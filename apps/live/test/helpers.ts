@@ -9,12 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Permission } from '@ukiyo/contract';
-import { encodeToken } from '../../server/src/auth/api-tokens.ts';
-import { randomToken, tokenDigest } from '../../server/src/crypto/tokens.ts';
-import type { Config } from '../../server/src/config.ts';
-import type { TestServer } from '../../server/test/harness.ts';
+import type { Config } from '@ukiyo/server';
+import { encodeToken, freePort, randomToken, type TestServer, tokenDigest } from '@ukiyo/server/testing';
 import { createLive, type Live, type LiveOptions } from '../src/index.ts';
-import { freePort } from '../../server/test/processes.ts';
 
 export const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { Permission } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { apiToken, startLive, type LiveUnderTest } from './helpers.ts';
 
 const T = {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { apiToken, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { onAirLog } from './on-air-log.ts';
 import { publish, type Publisher } from './publisher.ts';

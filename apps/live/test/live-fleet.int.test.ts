@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
-import { AppProcess, freePort, get, processEnv, until } from '../../server/test/processes.ts';
+import {
+  AppProcess,
+  createTenant,
+  freePort,
+  get,
+  processEnv,
+  type TestServer,
+  testServer,
+  until,
+} from '@ukiyo/server/testing';
 import { apiToken } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BAD_TOKENS_PER_ADDRESS } from '../../server/src/http/public-api.ts';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { BAD_TOKENS_PER_ADDRESS, createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { apiToken, startLive, type LiveUnderTest } from './helpers.ts';
 
 const LIST = 'ImageFlux_20200729.ListChannelIDs';

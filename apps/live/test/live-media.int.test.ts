@@ -7,13 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { Permission } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTenant,
-  createTestUser,
-  loggedIn,
-  testServer,
-  type TestServer,
-} from '../../server/test/harness.ts';
+import { createTenant, createTestUser, loggedIn, type TestServer, testServer } from '@ukiyo/server/testing';
 import {
   apiToken,
   childFfmpegCount,

@@ -5,8 +5,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BAD_TOKENS_PER_ADDRESS } from '../../server/src/http/public-api.ts';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { BAD_TOKENS_PER_ADDRESS, createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { apiToken, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { onAirLog } from './on-air-log.ts';
 

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, testServer, type TestServer } from '../../server/test/harness.ts';
+import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import {
   CONCLUSION,
   encodeHandshake,

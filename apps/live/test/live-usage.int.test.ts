@@ -2,13 +2,13 @@ import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS } from '@ukiyo/contract';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  type Client,
   createTenant,
   createTestUser,
   loggedIn,
-  testServer,
-  type Client,
   type TestServer,
-} from '../../server/test/harness.ts';
+  testServer,
+} from '@ukiyo/server/testing';
 import { LiveUsage } from '../src/usage.ts';
 
 const rendition = { durationSeconds: 1, video: { width: 640, height: 360, fps: 30, bps: 800_000 } };

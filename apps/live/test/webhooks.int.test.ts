@@ -4,16 +4,16 @@ import { Permission } from '@ukiyo/contract';
 import pino from 'pino';
 import { WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobQueue } from '../../server/src/jobs/queue.ts';
+import { JobQueue } from '@ukiyo/server';
 import {
+  type Client,
   createTenant,
   createTestUser,
   loggedIn,
-  testServer,
-  type Client,
   type TestServer,
-} from '../../server/test/harness.ts';
-import { until } from '../../server/test/processes.ts';
+  testServer,
+  until,
+} from '@ukiyo/server/testing';
 import { Webhooks } from '../src/webhooks.ts';
 import { receiver, verified } from './helpers.ts';
 

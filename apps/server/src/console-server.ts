@@ -6,8 +6,8 @@ import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { createServerApp } from './http/app.ts';
 import { databaseCheck, diskCheck, type Health } from './http/health.ts';
-import type { AfterOperation } from './http/ui-api.ts';
 import type { ServerDeps } from './operations/context.ts';
+import type { BootstrappedAdmin } from './services/bootstrap.ts';
 
 const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url));
 const SESSION_SWEEP_MS = 10 * 60_000;
@@ -22,7 +22,12 @@ export const ORIGIN_CHANGES = /^origin\.(add|update|delete|upload_tls_certificat
 export function startConsoleServer(
   deps: ServerDeps,
   database: DatabaseHandle,
-  options: { registry: Registry; health: Health; afterOperation?: AfterOperation },
+  options: {
+    registry: Registry;
+    health: Health;
+    /** Tells the edges of an origin edit, so they load it now rather than at their next poll. */
+    originsChanged?: () => Promise<unknown>;
+  },
   onListening: (port: number) => void,
 ): { server: Server; stop(): void } {
   const { config } = deps;
@@ -36,7 +41,14 @@ export function startConsoleServer(
     consoleDist: CONSOLE_DIST,
     metrics: options.registry,
     health: options.health,
-    afterOperation: options.afterOperation,
+    afterOperation: (name) => {
+      if (options.originsChanged && ORIGIN_CHANGES.test(name))
+        options
+          .originsChanged()
+          .catch((error: unknown) =>
+            deps.log.warn({ err: error }, 'origin change not passed on to the edges'),
+          );
+    },
   });
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
     onListening(info.port),
@@ -50,9 +62,23 @@ export function startConsoleServer(
   return { server, stop: () => clearInterval(sweep) };
 }
 
-export function consoleBanner(config: Config, port: number, database: DatabaseHandle): string[] {
-  return [
+/** Where to log in, and the first administrator when this process created it. */
+export function consoleBanner(
+  config: Config,
+  port: number,
+  database: DatabaseHandle,
+  admin: BootstrappedAdmin | undefined,
+): string[] {
+  const lines = [
     `Ukiyo console: ${config.PUBLIC_URL ?? `http://localhost:${port}/`}`,
     `  database: ${database.kind === 'pglite' ? `embedded (${config.DATA_DIR})` : 'PostgreSQL'}`,
   ];
+  if (admin?.generatedPassword)
+    lines.push(
+      `  first administrator: ${admin.email}`,
+      `  password (shown once): ${admin.generatedPassword}`,
+    );
+  else if (admin)
+    lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
+  return lines;
 }

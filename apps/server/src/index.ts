@@ -18,6 +18,8 @@ import {
 import type { ServerDeps } from './operations/context.ts';
 
 export { loadConfig, type Config } from './config.ts';
+// The all-in-one entry (apps/all-in-one) composes the console server with the edge and live.
+export { consoleBanner, startConsoleServer } from './console-server.ts';
 export { createServerApp } from './http/app.ts';
 export { drainServer } from './http/drain.ts';
 export { databaseCheck, diskCheck, Health, redisCheck, type HealthCheck } from './http/health.ts';

@@ -2,7 +2,7 @@
 // PORT over PostgreSQL, with metrics and probes on METRICS_PORT. With REDIS_URL its cache
 // calls reach every edge process (apps/edge/src/main.ts) and origin edits reach them at once.
 import { CacheRequester } from '@ukiyo/edge';
-import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
+import { consoleBanner, startConsoleServer } from './console-server.ts';
 import { AppError } from './http/app-error.ts';
 import { drainServer } from './http/drain.ts';
 import { Health, redisCheck } from './http/health.ts';
@@ -17,21 +17,21 @@ await deps.mailer.work();
 const registry = processRegistry('server');
 const health = new Health();
 
-let requester: CacheRequester | undefined;
-if (config.REDIS_URL) {
-  const remote = new CacheRequester(config.REDIS_URL, deps.log, config.CACHE_CALL_TIMEOUT_MS);
-  requester = remote;
+const requester = config.REDIS_URL
+  ? new CacheRequester(config.REDIS_URL, deps.log, config.CACHE_CALL_TIMEOUT_MS)
+  : undefined;
+if (requester) {
   const unavailable = (error: unknown): never => {
     deps.log.warn({ err: error }, 'cache call over redis failed');
     throw new AppError('cache unavailable');
   };
   deps.cacheControl = {
-    lookup: (originId, url) => remote.lookup(originId, url).catch(unavailable),
-    purge: (originId, url) => remote.purge(originId, url).catch(unavailable),
+    lookup: (originId, url) => requester.lookup(originId, url).catch(unavailable),
+    purge: (originId, url) => requester.purge(originId, url).catch(unavailable),
   };
   health.add(
     'redis',
-    redisCheck(() => remote.ping()),
+    redisCheck(() => requester.ping()),
   );
 }
 
@@ -41,20 +41,10 @@ const consoleServer = startConsoleServer(
   {
     registry,
     health,
-    afterOperation: (name) => {
-      if (requester && ORIGIN_CHANGES.test(name))
-        requester
-          .originsChanged()
-          .catch((error: unknown) => deps.log.warn({ err: error }, 'origin fan-out failed'));
-    },
+    originsChanged: requester && (() => requester.originsChanged()),
   },
   (port) => {
-    const lines = consoleBanner(config, port, database);
-    if (admin?.generatedPassword)
-      lines.push(
-        `  first administrator: ${admin.email}`,
-        `  password (shown once): ${admin.generatedPassword}`,
-      );
+    const lines = consoleBanner(config, port, database, admin);
     if (!config.REDIS_URL) lines.push('  REDIS_URL unset: cache calls answer "cache unavailable"');
     console.log(lines.join('\n'));
   },

@@ -2,7 +2,7 @@ import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ALL_MEMBER_PERMISSIONS, OriginKind, Permission } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Edge } from '../../edge/src/index.ts';
+import type { Edge } from '@ukiyo/edge';
 import {
   createTenant,
   createTestUser,

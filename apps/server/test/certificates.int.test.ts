@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ALL_MEMBER_PERMISSIONS, OriginKind, OriginStatus } from '@ukiyo/contract';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Edge } from '../../edge/src/index.ts';
+import type { Edge } from '@ukiyo/edge';
 import {
   createTenant,
   createTestUser,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { OriginKind, Permission } from '@ukiyo/contract';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../../edge/src/index.ts';
+import { createEdge, type Edge } from '@ukiyo/edge';
 import { createTenant, createTestUser, loggedIn, testServer, type Client } from './harness.ts';
 import { get } from './processes.ts';
 

@@ -10,7 +10,7 @@ import pino from 'pino';
 import sharp from 'sharp';
 import { SMTPServer } from 'smtp-server';
 import { inject } from 'vitest';
-import { createEdge, type Edge, type EdgeOptions } from '../../edge/src/index.ts';
+import { createEdge, type Edge, type EdgeOptions } from '@ukiyo/edge';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { createOrganization, createSakuraAccount } from '../src/db/repositories/organizations.ts';
 import { insertOrigin } from '../src/db/repositories/origins.ts';

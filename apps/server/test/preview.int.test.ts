@@ -4,7 +4,7 @@ import { ALL_MEMBER_PERMISSIONS, OriginKind, Permission, SAMPLE_PATHS } from '@u
 import { verifySignature } from '@ukiyo/imaging';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Edge } from '../../edge/src/index.ts';
+import type { Edge } from '@ukiyo/edge';
 import {
   Client,
   createTenant,

@@ -78,7 +78,10 @@ export function get(port: number, host: string, path: string, timeoutMs = 15_000
   });
 }
 
-/** One app process (`node --import tsx {entry}`) with its output kept for failure messages. */
+/**
+ * One app process with its output kept for failure messages: `node --import tsx {entry}` for a
+ * TypeScript source, plain `node {entry}` for a compiled one (dist/*.js, as production runs it).
+ */
 export class AppProcess {
   readonly output: string[] = [];
   child!: ChildProcess;
@@ -91,7 +94,8 @@ export class AppProcess {
   ) {}
 
   start(): this {
-    this.child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
+    const loader = this.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    this.child = spawn(process.execPath, [...loader, this.entry], {
       cwd: ROOT,
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],

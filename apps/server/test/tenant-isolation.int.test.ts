@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { OriginKind, Permission } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Edge } from '../../edge/src/index.ts';
+import type { Edge } from '@ukiyo/edge';
 import { ORIGIN_CHANGES } from '../src/console-server.ts';
 import { createServerApp } from '../src/index.ts';
 import {
@@ -40,7 +40,7 @@ beforeAll(async () => {
   images = await startImageServer({ width: 800, height: 600 }, '#446688');
   edge = await startTestEdge(server);
   await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
-  // The ui-api wired to this edge as main.ts wires it: every origin edit reloads it at once.
+  // The ui-api wired to this edge as the all-in-one wires it: every origin edit reloads it at once.
   const app = createServerApp(server.deps, {
     consoleDist: join(tmpdir(), 'ukiyo-no-console'),
     afterOperation: (name) => {

@@ -1,14 +1,21 @@
 // The all-in-one process `npm start` runs: console server on PORT, image edge on EDGE_PORT
 // and live streaming on LIVE_PORT over one database, with metrics and probes on
-// METRICS_PORT. The fleet runs the same parts alone: main-server.ts, apps/edge/src/main.ts,
-// apps/live/src/main.ts.
+// METRICS_PORT. The fleet runs the same parts alone: apps/server/src/main-server.ts,
+// apps/edge/src/main.ts, apps/live/src/main.ts. This composition lives in its own workspace so
+// that the console server's package does not depend on the data planes.
 import { createEdge } from '@ukiyo/edge';
 import { createLive } from '@ukiyo/live';
-import { consoleBanner, ORIGIN_CHANGES, startConsoleServer } from './console-server.ts';
-import { drainServer } from './http/drain.ts';
-import { Health } from './http/health.ts';
-import { createServerDeps, loadConfig } from './index.ts';
-import { onShutdown, processRegistry, startOps } from './process.ts';
+import {
+  consoleBanner,
+  createServerDeps,
+  drainServer,
+  Health,
+  loadConfig,
+  onShutdown,
+  processRegistry,
+  startConsoleServer,
+  startOps,
+} from '@ukiyo/server';
 
 const config = loadConfig();
 const { deps, database, admin } = await createServerDeps(config, { seed: true });
@@ -51,25 +58,9 @@ const consoleServer = startConsoleServer(
     registry,
     health,
     // The edge in this process loads an origin edit at once (and tells other edges over Redis).
-    afterOperation: (name) => {
-      if (ORIGIN_CHANGES.test(name))
-        edge
-          .refreshOrigins()
-          .catch((error: unknown) => deps.log.warn({ err: error }, 'origin reload failed'));
-    },
+    originsChanged: () => edge.refreshOrigins(),
   },
-  (port) => {
-    const lines = consoleBanner(config, port, database);
-    if (admin?.generatedPassword) {
-      lines.push(
-        `  first administrator: ${admin.email}`,
-        `  password (shown once): ${admin.generatedPassword}`,
-      );
-    } else if (admin) {
-      lines.push(`  first administrator: ${admin.email} (password from BOOTSTRAP_ADMIN_PASSWORD)`);
-    }
-    console.log(lines.join('\n'));
-  },
+  (port) => console.log(consoleBanner(config, port, database, admin).join('\n')),
 );
 // A developer's second `npm start` (or a test run beside one) must still start: without its
 // operations listener if METRICS_PORT is taken. The fleet's entry points fail instead.

@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { API_VERSION } from '@ukiyo/contract';
+import { AppProcess, get, processEnv, ROOT } from '@ukiyo/server/testing';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+// Production runs the bundles of scripts/build.mjs with plain `node`, no TypeScript loader: the
+// all-in-one and an edge alone start from dist/ and reach the files they read at run time (the
+// embedded database's worker, the sample images) from there. On embedded PGlite, each in its
+// own DATA_DIR, or on the run's PostgreSQL database when DATABASE_URL is set.
+const databaseUrl = inject('testDatabaseUrl');
+// A first start migrates a fresh database: on a busy machine it takes up to the minute that
+// AppProcess.ready waits, more than the suite's default test timeout.
+const STARTING_MS = 75_000;
+
+describe('compiled entries', () => {
+  let app: AppProcess;
+  let edge: AppProcess;
+  const start = async (name: string, entry: string) => {
+    const env = await processEnv({ ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), DEMO: '0' });
+    return new AppProcess(name, entry, env).start();
+  };
+
+  // Both start at once; each test waits for its own.
+  beforeAll(async () => {
+    const build = spawnSync(process.execPath, ['scripts/build.mjs', 'all-in-one', 'edge'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(build.status, build.stderr).toBe(0);
+    [app, edge] = await Promise.all([
+      start('all-in-one', 'dist/all-in-one.js'),
+      start('edge', 'dist/edge.js'),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([app?.stop(), edge?.stop()]);
+  });
+
+  it(
+    'starts the all-in-one, which answers its probes and the ui-api',
+    async () => {
+      await app.ready();
+      const health = await get(Number(app.env.PORT), 'localhost', '/healthz');
+      expect(JSON.parse(health.body.toString())).toEqual({ status: 'alive' });
+      const whoami = await fetch(
+        `http://127.0.0.1:${app.env.PORT}/.ui-api/user.whoami?api-version=${API_VERSION}`,
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
+          body: '{}',
+        },
+      );
+      expect(whoami.status).toBe(200);
+    },
+    STARTING_MS,
+  );
+
+  it(
+    'starts an edge alone, which converts a sample image',
+    async () => {
+      await edge.ready();
+      const image = await get(Number(edge.env.EDGE_PORT), 'samples.img.localhost', '/c/w=64/fuji.jpg');
+      expect(image.status, image.body.toString()).toBe(200);
+      expect(image.headers['content-type']).toBe('image/jpeg');
+    },
+    STARTING_MS,
+  );
+});
