@@ -34,7 +34,7 @@ export function portBase(): number {
  */
 export async function startServer(
   env: Record<string, string>,
-  entry = 'apps/server/src/main.ts',
+  entry = 'apps/all-in-one/src/main.ts',
 ): Promise<{ url: string; process: ChildProcess }> {
   const port = portBase();
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
@@ -282,8 +282,8 @@ export interface BenchEdge {
 }
 
 /**
- * The image edge as production runs it: its own process (`npm run start:edge`, access log on,
- * written to a file) on PostgreSQL (startPostgres), beside a console server on the same
+ * The image edge as production runs it: its own process (`npm run start:edge`: compiled, access
+ * log on, written to a file) on PostgreSQL (startPostgres), beside a console server on the same
  * database through which the bootstrap administrator adds one HTTP origin over `origin`;
  * returned once the edge serves `probePath` from it. A failure on the way stops what was
  * started: no PostgreSQL outlives a server that did not start.
@@ -318,34 +318,28 @@ export async function startEdge(options: {
       'apps/server/src/main-server.ts',
     );
     const log = openSync(join(shared.DATA_DIR, 'edge.log'), 'a');
+    // Compiled, as start:edge runs it (no TypeScript loader in the process measured).
+    const built = spawnSync(process.execPath, ['scripts/build.mjs', 'edge'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`edge build failed: ${built.stderr}`);
     // BENCH_EDGE_NODE_ARGS: flags for the edge's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
     const nodeArgs = process.env.BENCH_EDGE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    edge = spawn(
-      process.execPath,
-      [
-        ...nodeArgs,
-        ...(process.env.BENCH_EDGE_ENTRY
-          ? [process.env.BENCH_EDGE_ENTRY]
-          : ['--import', 'tsx', 'apps/edge/src/main.ts']),
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          ...shared,
-          HOST: '127.0.0.1',
-          EDGE_PORT: String(port),
-          EDGE_TLS_PORT: String(port + 1),
-          METRICS_PORT: String(port + 2),
-          LOG_LEVEL: 'info',
-          // As start:edge sets them.
-          MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-          UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
-          ...options.env,
-        },
-        stdio: ['ignore', log, 'inherit'],
+    edge = spawn(process.execPath, [...nodeArgs, '--enable-source-maps', 'dist/edge.js'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...shared,
+        HOST: '127.0.0.1',
+        EDGE_PORT: String(port),
+        EDGE_TLS_PORT: String(port + 1),
+        METRICS_PORT: String(port + 2),
+        LOG_LEVEL: 'info',
+        // As start:edge sets them.
+        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+        UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
+        ...options.env,
       },
-    );
+      stdio: ['ignore', log, 'inherit'],
+    });
     const get = (host: string, path: string) => getWithHost(port, host, path, options.agent);
     const host = await createOrigin(server.url, admin, options.origin, async (candidate) => {
       if (edge!.exitCode !== null) throw new Error('the edge process exited');

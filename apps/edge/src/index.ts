@@ -6,6 +6,7 @@ import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiy
 import type { Registry } from 'prom-client';
 import sharp from 'sharp';
 import { DiskCache } from './cache/disk-cache.ts';
+import { SharedTier, type SharedTierOptions } from './cache/shared-tier.ts';
 import { FanOut } from './fanout.ts';
 import { Metering } from './metering.ts';
 import { EdgeMetrics } from './metrics.ts';
@@ -29,6 +30,8 @@ export interface EdgeOptions {
   cacheMaxEntries: number;
   /** Hot variants also kept in memory, for the hit path; default EDGE_MEMORY_CACHE_MB. */
   memoryCacheBytes: number;
+  /** The fleet's shared result cache; default from RESULT_CACHE_S3_* (null: none). */
+  sharedTier: SharedTierOptions | null;
   originTimeoutMs: number;
   maxInputBytes: number;
   /** Decompression-bomb guard, from the image header before decoding. */
@@ -124,6 +127,17 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     transformTimeoutMs: config.EDGE_TRANSFORM_TIMEOUT_MS,
     transformBudget: config.EDGE_TRANSFORM_BUDGET,
     maxFrames: config.EDGE_MAX_FRAMES,
+    sharedTier: config.RESULT_CACHE_S3_BUCKET
+      ? {
+          endpoint: config.RESULT_CACHE_S3_ENDPOINT ?? '',
+          bucket: config.RESULT_CACHE_S3_BUCKET,
+          region: config.RESULT_CACHE_S3_REGION,
+          accessKeyId: config.RESULT_CACHE_S3_ACCESS_KEY_ID,
+          secretAccessKey: config.RESULT_CACHE_S3_SECRET_ACCESS_KEY,
+          prefix: config.RESULT_CACHE_S3_PREFIX,
+          timeoutMs: config.RESULT_CACHE_S3_TIMEOUT_MS,
+        }
+      : null,
     ...DEFAULTS,
     ...(config.EDGE_ORIGIN_TIMEOUT_MS ? { originTimeoutMs: config.EDGE_ORIGIN_TIMEOUT_MS } : {}),
     ...(config.READY_MIN_FREE_MB !== undefined
@@ -162,10 +176,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const metering = new Metering(deps.db, log);
   let fanOut: FanOut | undefined;
   const registry = new OriginRegistry(deps.db, deps.secrets, log, {
-    removed: (originId) => {
-      handler.forgetSources(originId);
-      cache.purgeOrigin(originId).catch((error: unknown) => log.warn({ err: error }, 'cache purge failed'));
-    },
+    removed: (originId) => handler.purgeOrigin(originId),
     changed: () => {
       fanOut?.publishOriginsChanged().catch((error: unknown) => log.warn({ err: error }, 'fan-out failed'));
     },
@@ -176,6 +187,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     cacheSize: () => cache.size,
     redisConnected: () => (fanOut?.connected ? 1 : 0),
   });
+  const shared = options.sharedTier ? new SharedTier(options.sharedTier, metrics, log) : undefined;
   const health = new Health({
     cache: diskCheck(options.cacheDir, options.minFreeDiskBytes),
     // The edge serves from its loaded origins and its cache while these are away.
@@ -184,6 +196,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const handler: EdgeHandler = new EdgeHandler({
     registry,
     cache,
+    shared,
     http,
     s3,
     metering,
@@ -213,8 +226,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       {
         purge: (originId, imagePath) => {
           metrics.purges.inc({ source: 'edge' });
-          handler.forgetSources(originId);
-          return cache.purge(originId, imagePath);
+          return handler.purge(originId, imagePath);
         },
         originsChanged: () => registry.refresh(),
         cache: async (originId, url, remove) => {
@@ -292,6 +304,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
       await metering.stop();
       http.close();
       s3.close();
+      shared?.close();
       await fanOut?.close();
     },
   };

@@ -91,6 +91,20 @@ export class EdgeMetrics {
     registers: [this.registry],
   });
 
+  readonly sharedLookups = new Counter({
+    name: 'ukiyo_edge_shared_cache_lookups_total',
+    help: 'Shared result cache (RESULT_CACHE_S3_*) lookups on a local miss, by result: hit, expired, miss, timeout, error',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly sharedWriteFailures = new Counter({
+    name: 'ukiyo_edge_shared_cache_write_failures_total',
+    help: 'Variants not written to the shared result cache, by reason: error (S3 failed or timed out), busy (too many writes in flight)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * One delivery answer: counted in plain numbers here and handed to prom-client when scraped,
    * so that a cache hit pays no label hashing.

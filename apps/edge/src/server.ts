@@ -17,9 +17,11 @@ import {
 import type { Logger } from 'pino';
 import { AccessLog, RequestIds } from './access-log.ts';
 import { clientAddress } from './acl.ts';
-import { DiskCache, type IndexedMeta } from './cache/disk-cache.ts';
+import { DiskCache, type IndexedMeta, type VariantMeta } from './cache/disk-cache.ts';
+import type { SharedTier } from './cache/shared-tier.ts';
 import { SourceCache } from './cache/source-cache.ts';
 import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
+import { surrogateKeys } from './surrogate-keys.ts';
 import { Coalescer } from './coalesce.ts';
 import type { EdgeMetrics } from './metrics.ts';
 import type { Metering } from './metering.ts';
@@ -35,6 +37,8 @@ interface Variant {
   stale?: boolean;
   /** The origin forbids storing it: passed on to the client too. */
   noStore?: boolean;
+  /** Found in the fleet's shared tier: a hit, though not this edge's. */
+  shared?: boolean;
 }
 
 /** A refusal answered as plain text; never logged as a failure of the service. */
@@ -59,6 +63,8 @@ interface Resolved {
   id: string;
   /** Client hint headers the variant depends on (with clientHints), for `Vary`. */
   varyHints: string[];
+  /** For a CDN in front: its origin and its source image, as surrogate-keys.ts names them. */
+  surrogateKeys: { spaced: string; commas: string };
 }
 
 /**
@@ -103,6 +109,8 @@ export class EdgeHandler {
     private readonly deps: {
       registry: OriginRegistry;
       cache: DiskCache;
+      /** The fleet's shared result cache (RESULT_CACHE_S3_*), when configured. */
+      shared?: SharedTier;
       http: HttpFetcher;
       s3: S3Fetcher;
       metering: Metering;
@@ -313,11 +321,32 @@ export class EdgeHandler {
     if (!split.ok) return null;
     const ruled = applyRules(split, origin.ruleSet);
     if (!ruled.ok) return null;
-    if (remove) this.forgetSources(origin.id);
     const urls = remove
-      ? await this.deps.cache.purge(origin.id, ruled.imagePath)
+      ? await this.purge(origin.id, ruled.imagePath)
       : await this.deps.cache.urlsOf(origin.id, ruled.imagePath);
     return { imagePath: ruled.imagePath, urls };
+  }
+
+  /**
+   * Removes every variant of one source image from every tier (the shared one first, so that a
+   * request between the two finds neither) and forgets its original; returns the URLs this
+   * edge held. A shared tier that fails is logged, and the local purge goes on.
+   */
+  async purge(originId: number, imagePath: string): Promise<string[]> {
+    this.forgetSources(originId);
+    await this.deps.shared
+      ?.purge(originId, imagePath)
+      .catch((error: unknown) => this.deps.log.warn({ err: error, originId }, 'shared tier purge failed'));
+    return this.deps.cache.purge(originId, imagePath);
+  }
+
+  /** Removes every variant of a deleted origin, in the background. */
+  purgeOrigin(originId: number): void {
+    this.forgetSources(originId);
+    for (const tier of [this.deps.cache, this.deps.shared])
+      tier
+        ?.purgeOrigin(originId)
+        .catch((error: unknown) => this.deps.log.warn({ err: error, originId }, 'cache purge failed'));
   }
 
   private async serve(
@@ -335,10 +364,17 @@ export class EdgeHandler {
     if (cached && cached.meta.freshUntil > Date.now()) return { variant: cached, hit: true, resolved };
     const url = `http://${hostHeader}${req.url ?? '/'}`;
     try {
-      return { variant: await this.produce(resolved, req.headers.accept, url), hit: false, resolved };
+      const variant = await this.produce(resolved, req.headers.accept, url);
+      return { variant, hit: variant.shared === true, resolved };
     } catch (error) {
-      // The origin failing (not refusing) is when a stale copy beats an error page.
-      if (cached && error instanceof OriginError && error.kind !== 'not-found') {
+      // The origin failing (not refusing) is when a stale copy beats an error page, for as long
+      // as its stale-if-error allows.
+      if (
+        cached &&
+        error instanceof OriginError &&
+        error.kind !== 'not-found' &&
+        (cached.meta.staleUntil ?? Infinity) > Date.now()
+      ) {
         this.deps.log.warn({ err: error, url }, 'origin failed; serving a stale copy');
         return { variant: { ...cached, stale: true }, hit: true, resolved };
       }
@@ -378,7 +414,15 @@ export class EdgeHandler {
     const choice = String(chainChoice(params.f, req.headers.accept) ?? '');
     const variantKey = [printParams(params, { omitAccess: true }), choice, origin.sourceDigest].join('|');
     const id = DiskCache.idOf(origin.id, imagePath, variantKey);
-    const resolved = { origin, params, imagePath, sourcePath, id, varyHints };
+    const resolved = {
+      origin,
+      params,
+      imagePath,
+      sourcePath,
+      id,
+      varyHints,
+      surrogateKeys: surrogateKeys(origin.id, imagePath),
+    };
     if (this.deps.hitPath && !origin.clientHints) this.remember(req, resolved, signature, choice);
     return resolved;
   }
@@ -404,6 +448,12 @@ export class EdgeHandler {
     const { origin, params } = resolved;
     const tenant = String(origin.organizationId);
     return this.variants.run(resolved.id, async () => {
+      const shared = await this.deps.shared?.load(resolved.id);
+      if (shared) {
+        await this.keep(resolved.id, shared.meta, shared.data);
+        const { url: _url, ...meta } = shared.meta;
+        return { meta, data: shared.data, shared: true };
+      }
       const refused = this.transforms.refusal(tenant);
       if (refused) throw refused;
       const source = await this.fetchSource(origin, resolved.sourcePath);
@@ -424,24 +474,22 @@ export class EdgeHandler {
         }
       });
       const now = Date.now();
-      const policy = cachePolicy({
-        now: new Date(now),
-        defaultCacheSeconds: origin.defaultCache,
-        originCacheControl: source.cacheControl,
-        originExpires: source.expires,
-      });
+      const policy = policyOf(origin, source, now);
+      const freshUntil = now + policy.maxAge * 1000;
       const meta: IndexedMeta = {
         contentType: result.contentType,
         etag: `"${createHash('sha256').update(result.data).digest('base64url').slice(0, 27)}"`,
         varyAccept: result.varyAccept,
-        freshUntil: now + policy.maxAge * 1000,
+        freshUntil,
+        ...(policy.staleIfError === undefined ? {} : { staleUntil: freshUntil + policy.staleIfError * 1000 }),
       };
-      if (policy.cacheControl !== 'no-store') {
-        await this.deps.cache.put(resolved.id, { url, ...meta }, result.data).catch((error: unknown) => {
-          this.deps.log.warn({ err: error, url }, 'cache write failed');
-        });
+      const noStore = policy.cacheControl === 'no-store';
+      if (!noStore) {
+        await this.keep(resolved.id, { url, ...meta }, result.data);
+        // Shared off the answer's path; a variant already stale is of no use to another edge.
+        if (policy.maxAge > 0) this.deps.shared?.store(resolved.id, { url, ...meta }, result.data);
       }
-      return { meta, data: result.data, noStore: policy.cacheControl === 'no-store' };
+      return { meta, data: result.data, noStore };
     });
   }
 
@@ -463,19 +511,20 @@ export class EdgeHandler {
         stop({ outcome: error instanceof OriginError ? error.kind : 'error' });
         throw error;
       }
-      const { maxAge } = cachePolicy({
-        now: new Date(),
-        defaultCacheSeconds: origin.defaultCache,
-        originCacheControl: image.cacheControl,
-        originExpires: image.expires,
-      });
-      this.recentSources.put(key, origin.id, image, maxAge * 1000);
+      this.recentSources.put(key, origin.id, image, policyOf(origin, image, Date.now()).maxAge * 1000);
       return image;
     });
   }
 
+  /** Into the disk cache (and memory); a failed write only costs a later miss. */
+  private keep(id: string, meta: VariantMeta, data: Buffer): Promise<void> {
+    return this.deps.cache.put(id, meta, data).catch((error: unknown) => {
+      this.deps.log.warn({ err: error, url: meta.url }, 'cache write failed');
+    });
+  }
+
   /** After a purge: the next request fetches the original again. */
-  forgetSources(originId: number): void {
+  private forgetSources(originId: number): void {
     this.recentSources.forgetOrigin(originId);
   }
 }
@@ -520,6 +569,18 @@ const ORIGIN_REASON: Record<OriginError['kind'], string> = {
   'too-large': 'the origin image is too large',
 };
 
+/** How long what the origin sent may be kept, by its headers or else the origin's defaultCache. */
+function policyOf(origin: EdgeOrigin, image: FetchedImage, now: number) {
+  return cachePolicy({
+    now: new Date(now),
+    defaultCacheSeconds: origin.defaultCache,
+    originCacheControl: image.cacheControl,
+    originExpires: image.expires,
+    originAge: image.age,
+    originDate: image.date,
+  });
+}
+
 /** A variant's answer headers at `now`: its lifetime left, capped by the URL's expiry. */
 function variantHeaders(
   variant: Variant,
@@ -537,6 +598,8 @@ function variantHeaders(
     'Cache-Control': variant.noStore ? 'no-store' : seconds > 0 ? `public, max-age=${seconds}` : 'no-cache',
     Expires: new Date(now + seconds * 1000).toUTCString(),
     'X-Cache': cacheStatus,
+    'Surrogate-Key': resolved.surrogateKeys.spaced,
+    'Cache-Tag': resolved.surrogateKeys.commas,
   };
   const vary = [...(meta.varyAccept ? ['Accept'] : []), ...resolved.varyHints];
   if (vary.length > 0) headers.Vary = vary.join(', ');

@@ -4,7 +4,7 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { OriginKind, OriginStatus, Permission } from '@ukiyo/contract';
 import { formatExpires, signPath } from '@ukiyo/imaging';
 import S3rver from 's3rver';
@@ -32,6 +32,7 @@ class LocalOrigin {
   failing = false;
   delayMs = 0;
   cacheControl: string | null = null;
+  age: string | null = null;
   private server!: Server;
   port = 0;
 
@@ -58,6 +59,7 @@ class LocalOrigin {
           'content-type': file[1],
           'content-length': file[0].length,
           ...(this.cacheControl ? { 'cache-control': this.cacheControl } : {}),
+          ...(this.age ? { age: this.age } : {}),
         });
         res.end(file[0]);
       }, this.delayMs);
@@ -465,6 +467,38 @@ describe('the cache', () => {
     );
   });
 
+  it('serves a stale copy only as long as stale-if-error allows, never under must-revalidate', async () => {
+    const bounded = await addOrigin({ defaultCache: 0 });
+    await edge.refreshOrigins();
+    origin.cacheControl = 'max-age=0, stale-if-error=2';
+    await get(edge, bounded.name, '/w=81/images/photo.jpg');
+    origin.cacheControl = 'max-age=0, must-revalidate';
+    await get(edge, bounded.name, '/w=82/images/photo.jpg');
+    origin.cacheControl = null;
+    origin.failing = true;
+    try {
+      expect((await get(edge, bounded.name, '/w=81/images/photo.jpg')).headers['x-cache']).toBe('STALE');
+      expect((await get(edge, bounded.name, '/w=82/images/photo.jpg')).status).toBe(502);
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      expect((await get(edge, bounded.name, '/w=81/images/photo.jpg')).status).toBe(502);
+    } finally {
+      origin.failing = false;
+    }
+  });
+
+  it("counts the origin's Age against its freshness", async () => {
+    await edge.purge(plain.originID, '/images/photo.jpg'); // the recent original had other headers
+    origin.cacheControl = 'max-age=600';
+    origin.age = '500';
+    try {
+      const answer = await get(edge, plain.name, '/w=83/images/photo.jpg');
+      expect(answer.headers['cache-control']).toMatch(/^public, max-age=(99|100)$/);
+    } finally {
+      origin.cacheControl = null;
+      origin.age = null;
+    }
+  });
+
   it('keeps the cache within its size, evicting the least recently used', async () => {
     const small = await startEdge({}, { cacheMaxBytes: 2000 });
     for (const w of [30, 31, 32, 33, 34, 35, 36, 37])
@@ -520,6 +554,7 @@ describe('access control and the SSRF guard', () => {
 
 describe('S3 origins', () => {
   let s3rver: S3rver;
+  let s3: S3Client;
   let endPoint: string;
 
   beforeAll(async () => {
@@ -531,7 +566,7 @@ describe('S3 origins', () => {
     });
     const address = (await s3rver.run()) as AddressInfo;
     endPoint = `http://127.0.0.1:${address.port}`;
-    const s3 = new S3Client({
+    s3 = new S3Client({
       endpoint: endPoint,
       region: 'us-east-1',
       forcePathStyle: true,
@@ -539,10 +574,10 @@ describe('S3 origins', () => {
     });
     await s3.send(new CreateBucketCommand({ Bucket: 'pictures' }));
     await s3.send(new PutObjectCommand({ Bucket: 'pictures', Key: 'prefix/dir/photo one.jpg', Body: photo }));
-    s3.destroy();
   });
 
   afterAll(async () => {
+    s3.destroy();
     await s3rver.close();
   });
 
@@ -599,6 +634,46 @@ describe('S3 origins', () => {
     expect(got.status).toBe(OriginStatus.error);
     expect(got.statusMessage).toBe('originStatus.s3SecretUnreadable');
     expect((await get(edge, broken.name, '/x.jpg')).status).toBe(404);
+  });
+
+  it('shares variants between edges through a result cache bucket, and purges them there', async () => {
+    await s3.send(new CreateBucketCommand({ Bucket: 'results' }));
+    const sharedTier = {
+      endpoint: endPoint,
+      bucket: 'results',
+      region: '',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      prefix: 'it',
+      timeoutMs: 3_000,
+    };
+    const objects = async () =>
+      (await s3.send(new ListObjectsV2Command({ Bucket: 'results', Prefix: `it/${plain.originID}/` })))
+        .KeyCount ?? 0;
+    const transforms = async (one: Edge) =>
+      Number(
+        /_count(?:\{[^}]*\})? (\d+)/.exec(
+          await one.metrics.getSingleMetricAsString('ukiyo_edge_transform_duration_seconds'),
+        )?.[1] ?? 0,
+      );
+    const [first, second] = [await startEdge({}, { sharedTier }), await startEdge({}, { sharedTier })];
+    const path = '/w=64,f=png/images/logo.png';
+    const made = await get(first, plain.name, path);
+    expect(made.headers['x-cache']).toBe('MISS');
+    for (let tries = 0; (await objects()) === 0; tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const served = await get(second, plain.name, path);
+    expect(served.headers['x-cache']).toBe('HIT');
+    expect(served.headers.etag).toBe(made.headers.etag);
+    expect(served.headers['cache-tag']).toBe(made.headers['cache-tag']);
+    expect(served.body.equals(made.body)).toBe(true);
+    expect(await transforms(second)).toBe(0);
+    await second.purge(plain.originID, '/images/logo.png');
+    expect(await objects()).toBe(0);
+    expect((await get(first, plain.name, path)).headers['x-cache']).toBe('HIT'); // its own copy
+    expect((await get(second, plain.name, path)).headers['x-cache']).toBe('MISS');
   });
 });
 

@@ -138,6 +138,20 @@ const ConfigFields = z.object({
   EDGE_TRANSFORM_BUDGET: z.coerce.number().int().min(0).default(3_000),
   /** Frames an animated GIF or WebP may have to be converted as an animation; more: 422. */
   EDGE_MAX_FRAMES: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  /**
+   * The edges' shared result cache on S3-compatible storage, on when the bucket is set: a variant
+   * one edge converted is another's GET. Operator configuration (no SSRF guard); unset keys use
+   * the SDK's credential chain; unset endpoint is AWS itself.
+   */
+  RESULT_CACHE_S3_BUCKET: z.string().default(''),
+  RESULT_CACHE_S3_ENDPOINT: optionalUrl,
+  RESULT_CACHE_S3_REGION: z.string().default('us-east-1'),
+  RESULT_CACHE_S3_ACCESS_KEY_ID: z.string().default(''),
+  RESULT_CACHE_S3_SECRET_ACCESS_KEY: z.string().default(''),
+  /** Key prefix inside the bucket (several fleets, or other data, in one bucket). */
+  RESULT_CACHE_S3_PREFIX: z.string().default(''),
+  /** A shared tier lookup that takes longer falls through to transforming. */
+  RESULT_CACHE_S3_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(200),
   /** Public (cache) API calls per token and minute; past it 429 until the minute ends. */
   PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Live API calls per token and minute (ListPlaylistURLs polled every second is 60). */
@@ -152,7 +166,10 @@ const ConfigSchema = ConfigFields.refine(
   (config) =>
     config.LIVE_RTMPS_PORT === undefined || (config.LIVE_RTMPS_CERT_FILE && config.LIVE_RTMPS_KEY_FILE),
   { path: ['LIVE_RTMPS_PORT'], message: 'needs LIVE_RTMPS_CERT_FILE and LIVE_RTMPS_KEY_FILE' },
-);
+).refine((config) => !config.RESULT_CACHE_S3_ACCESS_KEY_ID === !config.RESULT_CACHE_S3_SECRET_ACCESS_KEY, {
+  path: ['RESULT_CACHE_S3_ACCESS_KEY_ID'],
+  message: 'needs RESULT_CACHE_S3_SECRET_ACCESS_KEY too (or neither, for the SDK credential chain)',
+});
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'DATA_DIR'> & { DATA_DIR: string };
 

@@ -88,6 +88,56 @@ describe('cachePolicy', () => {
     });
   });
 
+  it('counts the origin Age against its freshness, and Expires from its Date', () => {
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 600, originCacheControl: 'max-age=60', originAge: '45' })
+        .maxAge,
+    ).toBe(15);
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 600, originCacheControl: 'max-age=60', originAge: '90' }),
+    ).toMatchObject({ maxAge: 0, cacheControl: 'no-cache' });
+    // Without cache headers defaultCache is the lifetime, and the Age still counts.
+    expect(cachePolicy({ now, defaultCacheSeconds: 600, originAge: '100' }).maxAge).toBe(500);
+    // An origin whose clock runs an hour behind: Expires counts from its own Date.
+    expect(
+      cachePolicy({
+        now,
+        defaultCacheSeconds: 600,
+        originDate: 'Mon, 31 Dec 2029 23:00:00 GMT',
+        originExpires: 'Mon, 31 Dec 2029 23:02:00 GMT',
+      }).maxAge,
+    ).toBe(120);
+  });
+
+  it('honours s-maxage and no-cache as a shared cache does', () => {
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 600, originCacheControl: 'max-age=0, s-maxage=300' }).maxAge,
+    ).toBe(300);
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 600, originCacheControl: 'no-cache, max-age=60' }),
+    ).toMatchObject({ maxAge: 0, cacheControl: 'no-cache' });
+    expect(cachePolicy({ now, defaultCacheSeconds: 600, originCacheControl: 'public' }).maxAge).toBe(600);
+  });
+
+  it('bounds serving a stale copy by stale-if-error, and refuses it under must-revalidate', () => {
+    expect(cachePolicy({ now, defaultCacheSeconds: 600 }).staleIfError).toBeUndefined();
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 0, originCacheControl: 'max-age=60, stale-if-error=300' })
+        .staleIfError,
+    ).toBe(300);
+    expect(
+      cachePolicy({ now, defaultCacheSeconds: 0, originCacheControl: 'max-age=60, stale-if-error=soon' })
+        .staleIfError,
+    ).toBe(0);
+    expect(
+      cachePolicy({
+        now,
+        defaultCacheSeconds: 0,
+        originCacheControl: 'max-age=60, must-revalidate, stale-if-error=300',
+      }).staleIfError,
+    ).toBe(0);
+  });
+
   it('lets the expires parameter win when it comes first', () => {
     const expires = at('2030-01-01T00:00:30Z');
     expect(cachePolicy({ now, defaultCacheSeconds: 600, expires })).toMatchObject({

@@ -1,5 +1,7 @@
 // `expires=` parameter (RFC 3339) and the cache lifetime of a delivered image.
 
+import HttpCachePolicy from 'http-cache-semantics';
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 // Years before 1970 mean nothing for an expiry and years past 9999 cannot be printed back in
@@ -48,6 +50,10 @@ export interface CachePolicyInput {
   defaultCacheSeconds: number;
   originCacheControl?: string | null;
   originExpires?: string | null;
+  /** The origin's `Age`: how long its answer already sat in caches on the way. */
+  originAge?: string | null;
+  /** The origin's `Date`, which its `Expires` counts from (unset: `now`). */
+  originDate?: string | null;
   /** Unix seconds from the `expires=` parameter. */
   expires?: number;
 }
@@ -58,43 +64,64 @@ export interface CachePolicy {
   cacheControl: string;
   /** HTTP-date for the Expires header. */
   expires: string;
+  /**
+   * Seconds past maxAge a stale copy may still be served while the origin fails: the origin's
+   * `stale-if-error`, 0 under `must-revalidate` / `proxy-revalidate`; undefined when it says
+   * nothing (a stale copy then beats an error page for as long as it is kept).
+   */
+  staleIfError?: number;
 }
 
+/** Stands for every request: the edge fetches originals without credentials or conditions. */
+const ORIGIN_REQUEST = { method: 'GET', url: '/', headers: {} };
+
 /**
- * Lifetime of a delivered image. The origin's own headers follow HTTP precedence (s-maxage,
- * then max-age, then Expires); without any, defaultCacheSeconds applies. The `expires=`
- * parameter can only shorten that, so caches stop serving the image when the URL dies.
+ * Lifetime of a delivered image, as a shared cache reads the origin's headers (RFC 9111 through
+ * `http-cache-semantics`: s-maxage before max-age before Expires against the origin's Date,
+ * less its Age; no-cache, private and proxy-revalidate give nothing). Without explicit freshness,
+ * defaultCacheSeconds applies (less the Age too) instead of a heuristic on Last-Modified. The
+ * `expires=` parameter can only shorten that, so caches stop serving the image when the URL dies.
  */
 export function cachePolicy(input: CachePolicyInput): CachePolicy {
   const nowSeconds = Math.floor(input.now.getTime() / 1000);
-  const directives = parseCacheControl(input.originCacheControl ?? '');
+  const cacheControl = input.originCacheControl ?? '';
+  const headers: Record<string, string> = { date: input.originDate || input.now.toUTCString() };
+  if (cacheControl) headers['cache-control'] = cacheControl;
+  if (input.originExpires) headers.expires = input.originExpires;
+  if (input.originAge) headers.age = input.originAge;
+  const policy = new HttpCachePolicy(
+    ORIGIN_REQUEST,
+    { status: 200, headers },
+    { shared: true, cacheHeuristic: 0, immutableMinTimeToLive: 0 },
+  );
+  const directives = parseCacheControl(cacheControl);
   const noStore = directives.has('no-store');
-  let maxAge: number;
-  if (noStore || directives.has('no-cache') || directives.has('private')) {
-    maxAge = 0;
-  } else {
-    maxAge =
-      originLifetime(directives, input.originExpires, input.now) ?? Math.max(0, input.defaultCacheSeconds);
-  }
+  // What the origin said about freshness, if anything; silence is what defaultCache is for.
+  const explicit =
+    !policy.storable() ||
+    ['max-age', 's-maxage', 'no-cache'].some((name) => directives.has(name)) ||
+    Boolean(input.originExpires);
+  const lifetime = explicit ? policy.maxAge() : Math.max(0, input.defaultCacheSeconds);
+  // Rounded: the library also counts the microseconds since the policy was made as age.
+  let maxAge = Math.max(0, Math.round(lifetime - policy.age()));
   if (input.expires !== undefined) maxAge = Math.min(maxAge, Math.max(0, input.expires - nowSeconds));
-  maxAge = Math.floor(maxAge);
-  const cacheControl = noStore ? 'no-store' : maxAge > 0 ? `public, max-age=${maxAge}` : 'no-cache';
-  return { maxAge, cacheControl, expires: new Date((nowSeconds + maxAge) * 1000).toUTCString() };
+  const staleIfError =
+    directives.has('must-revalidate') || directives.has('proxy-revalidate')
+      ? 0
+      : directives.has('stale-if-error')
+        ? secondsOf(directives.get('stale-if-error'))
+        : undefined;
+  return {
+    maxAge,
+    cacheControl: noStore ? 'no-store' : maxAge > 0 ? `public, max-age=${maxAge}` : 'no-cache',
+    expires: new Date((nowSeconds + maxAge) * 1000).toUTCString(),
+    ...(staleIfError === undefined ? {} : { staleIfError }),
+  };
 }
 
-function originLifetime(
-  directives: Map<string, string>,
-  expiresHeader: string | null | undefined,
-  now: Date,
-): number | undefined {
-  const seconds = directives.get('s-maxage') ?? directives.get('max-age');
-  // RFC 9111: an unparsable max-age or Expires means "already stale".
-  if (seconds !== undefined) return /^\d+$/.test(seconds) ? Number(seconds) : 0;
-  if (expiresHeader) {
-    const at = Date.parse(expiresHeader);
-    return Number.isNaN(at) ? 0 : Math.max(0, Math.floor((at - now.getTime()) / 1000));
-  }
-  return undefined;
+/** A delta-seconds value; anything else means none (RFC 9111 4.2.1). */
+function secondsOf(value: string | undefined): number {
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : 0;
 }
 
 function parseCacheControl(header: string): Map<string, string> {

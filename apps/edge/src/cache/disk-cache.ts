@@ -11,6 +11,11 @@ export interface VariantMeta {
   varyAccept: boolean;
   /** Epoch ms until which the variant may be served without asking the origin. */
   freshUntil: number;
+  /**
+   * Epoch ms until which a stale copy may be served while the origin fails (its
+   * `stale-if-error`); absent, for as long as the copy is kept.
+   */
+  staleUntil?: number;
 }
 
 /** A variant as the index keeps it: the meta less its URL, which stays on disk. */
@@ -57,8 +62,17 @@ const HEADER = MAGIC.length + 4;
 /** A temporary file this old belongs to no write in progress (a killed process left it). */
 const ABANDONED_MS = 60_000;
 
+/** The pieces of one variant file (a disk cache file, a shared tier object). */
+export function encodeVariant(meta: VariantMeta, data: Buffer): Buffer[] {
+  const json = Buffer.from(JSON.stringify(meta));
+  const header = Buffer.allocUnsafe(HEADER);
+  MAGIC.copy(header);
+  header.writeUInt32BE(json.length, MAGIC.length);
+  return [header, json, data];
+}
+
 /** Meta and data of one variant file, or null when it is not one whole (torn, foreign). */
-function decode(file: Buffer): { meta: VariantMeta; data: Buffer } | null {
+export function decodeVariant(file: Buffer): { meta: VariantMeta; data: Buffer } | null {
   if (file.length < HEADER || !file.subarray(0, MAGIC.length).equals(MAGIC)) return null;
   const end = HEADER + file.readUInt32BE(MAGIC.length);
   if (end > file.length) return null;
@@ -145,7 +159,7 @@ export class DiskCache {
       this.drop(id);
       return undefined;
     }
-    const decoded = decode(file);
+    const decoded = decodeVariant(file);
     if (!decoded) {
       await this.remove(id);
       return undefined;
@@ -163,21 +177,18 @@ export class DiskCache {
     const path = join(this.options.dir, id);
     const directory = path.slice(0, path.lastIndexOf('/'));
     await mkdir(directory, { recursive: true });
-    const json = Buffer.from(JSON.stringify(meta));
-    const header = Buffer.allocUnsafe(HEADER);
-    MAGIC.copy(header);
-    header.writeUInt32BE(json.length, MAGIC.length);
+    const pieces = encodeVariant(meta, data);
     const temporary = join(directory, `.tmp-${randomBytes(6).toString('hex')}`);
-    await writeFile(temporary, [header, json, data]);
+    await writeFile(temporary, pieces);
     await rename(temporary, path);
     this.drop(id);
     const { url: _url, ...indexed } = meta;
-    const entry = this.index(id, HEADER + json.length + data.length);
+    const entry = this.index(
+      id,
+      pieces.reduce((bytes, piece) => bytes + piece.length, 0),
+    );
     entry.meta = indexed;
-    // A copy of exactly its length: sharp's output sits in a native block libvips sized for
-    // encoding, ~17 KB more than a small variant, which thousands held in memory multiplied
-    // (RSS doubled over ten minutes of misses; bench/edge-soak.ts).
-    this.keepHot(entry, Buffer.from(data));
+    this.keepHot(entry, exactCopy(data));
     await this.evict();
   }
 
@@ -261,6 +272,18 @@ export class DiskCache {
     this.drop(id);
     await unlink(join(this.options.dir, id)).catch(() => {});
   }
+}
+
+/**
+ * A buffer of exactly `data`'s bytes, outside Buffer's shared pool. sharp's output sits in a
+ * native block libvips sized for encoding, ~17 KB more than a small variant, which thousands
+ * held in memory multiplied (RSS doubled over ten minutes of misses; bench/edge-soak.ts); a
+ * pooled copy would keep a whole pool slab (64 KiB on Node 24) alive instead.
+ */
+function exactCopy(data: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(data.length);
+  data.copy(copy);
+  return copy;
 }
 
 /** The URL recorded in a variant file's header, read without its data. */

@@ -19,6 +19,9 @@ export interface FetchedImage {
   data: Buffer;
   cacheControl: string | null;
   expires: string | null;
+  /** HTTP origins' `Age` and `Date`, which the cache policy counts freshness with. */
+  age?: string | null;
+  date?: string | null;
 }
 
 /** An origin's answer as origin.check reports it; `bytes` counts the body read, at most the check's limit. */

@@ -75,6 +75,8 @@ export class HttpFetcher {
       data,
       cacheControl: response.headers['cache-control'] ?? null,
       expires: response.headers.expires ?? null,
+      age: response.headers.age ?? null,
+      date: response.headers.date ?? null,
     };
   }
 
