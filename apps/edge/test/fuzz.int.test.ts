@@ -1,6 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTenant,
@@ -11,6 +8,7 @@ import {
   type TestServer,
 } from '../../server/test/harness.ts';
 import type { Edge } from '../src/index.ts';
+import { serveFuzzImages } from './fuzz-images.ts';
 import { fuzzPaths } from './fuzz-urls.ts';
 
 // CI runs a slice; bench/attack.ts runs 100,000 against `npm start`'s process.
@@ -18,26 +16,15 @@ const COUNT = Number(process.env.FUZZ_URLS ?? 1_500);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 
 let server: TestServer;
-let images: Server;
+let images: Awaited<ReturnType<typeof serveFuzzImages>>;
 let edge: Edge;
 let host: string;
 
 beforeAll(async () => {
   server = await testServer();
-  const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#8a6' } })
-    .jpeg()
-    .toBuffer();
-  const logo = await sharp({ create: { width: 60, height: 30, channels: 4, background: '#f00a' } })
-    .png()
-    .toBuffer();
-  images = createServer((req, res) => {
-    const file = { '/photo.jpg': photo, '/logo.png': logo }[req.url ?? ''];
-    if (file) res.writeHead(200, { 'content-length': file.length }).end(file);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  images = await serveFuzzImages();
   const { organizationIds } = await createTenant(server.deps);
-  const imagesHost = `127.0.0.1:${(images.address() as AddressInfo).port}`;
+  const imagesHost = `127.0.0.1:${images.port}`;
   host = await insertHttpOrigin(server.deps, organizationIds[0]!, imagesHost);
   edge = await startTestEdge(server);
   await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
@@ -45,7 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await edge.close();
-  await new Promise((resolve) => images.close(resolve));
+  await images.close();
 });
 
 describe('fuzzed delivery URLs', () => {

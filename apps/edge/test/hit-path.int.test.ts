@@ -4,14 +4,13 @@
 // ones and the fuzzer's) and random request headers (Accept, If-None-Match, signature, client
 // address, method) on a plain, a signed and an ACL-guarded origin, the answers must match.
 import { mkdtempSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OriginKind, Permission } from '@ukiyo/contract';
 import { formatExpires, signPath } from '@ukiyo/imaging';
 import fc from 'fast-check';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTenant,
@@ -22,13 +21,14 @@ import {
   type Client,
 } from '../../server/test/harness.ts';
 import type { Edge } from '../src/index.ts';
+import { serveFuzzImages } from './fuzz-images.ts';
 import { fuzzPaths } from './fuzz-urls.ts';
 
 const RUNS = Number(process.env.HIT_PATH_RUNS ?? 250);
 const SEED = Number(process.env.HIT_PATH_SEED ?? 20261125);
 const SECRET = 'hit-path-secret';
 
-let images: Server;
+let images: Awaited<ReturnType<typeof serveFuzzImages>>;
 let hot: Edge;
 let full: Edge;
 const hosts: Record<'plain' | 'signed' | 'guarded', string> = { plain: '', signed: '', guarded: '' };
@@ -96,19 +96,8 @@ async function addOrigin(client: Client, port: number, overrides: Record<string,
 }
 
 beforeAll(async () => {
-  const photo = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#8a6' } })
-    .jpeg()
-    .toBuffer();
-  const logo = await sharp({ create: { width: 60, height: 30, channels: 4, background: '#f00a' } })
-    .png()
-    .toBuffer();
-  images = createServer((req, res) => {
-    const file = { '/photo.jpg': photo, '/logo.png': logo }[req.url ?? ''];
-    if (file) res.writeHead(200, { 'content-length': file.length }).end(file);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  const port = (images.address() as AddressInfo).port;
+  images = await serveFuzzImages();
+  const { port } = images;
   const server = await testServer();
   const tenant = await createTenant(server.deps);
   const { email } = await createTestUser(server.deps, {
@@ -130,7 +119,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([hot?.close(), full?.close()]);
-  await new Promise((resolve) => images.close(resolve));
+  await images.close();
 });
 
 const validPath = fc
