@@ -7,6 +7,17 @@ const SIZES = [
   [390, 844],
 ] as const;
 
+/**
+ * The administrator's organization is kept by the server across logins: after working in the
+ * live organization the next specs would start there, so a test that leaves it goes back to
+ * the demo organization the administrator lands in.
+ */
+async function backToDemoOrganization(page: Page) {
+  await page.goto('/auth/changeOrganization');
+  await page.getByTestId('organization-option').filter({ hasText: 'demo-image' }).click();
+  await expect(page).toHaveURL(/\/origin\/index$/);
+}
+
 async function signIn(page: Page, language: 'ja' | 'en') {
   await page.addInitScript((value) => window.localStorage.setItem('ukiyo.language', value), language);
   await login(page, ADMIN.email, ADMIN.password);
@@ -53,36 +64,40 @@ test.describe.serial('durable jobs in the console', () => {
       page,
     }) => {
       await signIn(page, language);
-      await page.goto('/auth/changeOrganization');
-      await page.getByTestId('organization-option').filter({ hasText: 'E2E Live' }).click();
-      await page.goto('/organization/update');
-      const card = page.getByTestId('webhook-secret');
-      await expect(card).toBeVisible();
-      await card.getByTestId('webhook-secret-rotate').click();
-      if (language === 'en') {
-        // The Japanese run made the secret: rotating asks first.
-        await page.getByTestId('webhook-secret-confirm-confirm').click();
-      }
-      const value = card.getByTestId('webhook-secret-value');
-      await expect(value).toHaveText(/^whsec_[A-Za-z0-9+/]{43}=$/);
-      await expect(card.getByTestId('webhook-secret-status')).toContainText(
-        language === 'ja' ? '作成日時' : 'created',
-      );
-      await card.scrollIntoViewIfNeeded();
-      await screenshots(page, 'webhook-secret', language);
-      // Shown once: a fresh visit shows when it was made, never the secret.
-      await page.reload();
-      await expect(page.getByTestId('webhook-secret-status')).toBeVisible();
-      await expect(page.getByTestId('webhook-secret-value')).toHaveCount(0);
+      try {
+        await page.goto('/auth/changeOrganization');
+        await page.getByTestId('organization-option').filter({ hasText: 'E2E Live' }).click();
+        await page.goto('/organization/update');
+        const card = page.getByTestId('webhook-secret');
+        await expect(card).toBeVisible();
+        await card.getByTestId('webhook-secret-rotate').click();
+        if (language === 'en') {
+          // The Japanese run made the secret: rotating asks first.
+          await page.getByTestId('webhook-secret-confirm-confirm').click();
+        }
+        const value = card.getByTestId('webhook-secret-value');
+        await expect(value).toHaveText(/^whsec_[A-Za-z0-9+/]{43}=$/);
+        await expect(card.getByTestId('webhook-secret-status')).toContainText(
+          language === 'ja' ? '作成日時' : 'created',
+        );
+        await card.scrollIntoViewIfNeeded();
+        await screenshots(page, 'webhook-secret', language);
+        // Shown once: a fresh visit shows when it was made, never the secret.
+        await page.reload();
+        await expect(page.getByTestId('webhook-secret-status')).toBeVisible();
+        await expect(page.getByTestId('webhook-secret-value')).toHaveCount(0);
 
-      // The card links to the receivers' guide: headers, the library's verify, a worked example.
-      await page.getByTestId('webhook-secret-docs').click();
-      await expect(page).toHaveURL(/\/docs\/live\/webhooks$/);
-      await expect(page.getByRole('heading', { level: 1 })).toHaveText(
-        language === 'ja' ? 'Webhookの署名と再送' : 'Webhook signatures and retries',
-      );
-      await expect(page.getByText('v1,onuOMPofFknPXz/pLSRtQFv+SlPyonMsm9QhY9HKTaM=').first()).toBeVisible();
-      await screenshots(page, 'webhook-docs', language);
+        // The card links to the receivers' guide: headers, the library's verify, a worked example.
+        await page.getByTestId('webhook-secret-docs').click();
+        await expect(page).toHaveURL(/\/docs\/live\/webhooks$/);
+        await expect(page.getByRole('heading', { level: 1 })).toHaveText(
+          language === 'ja' ? 'Webhookの署名と再送' : 'Webhook signatures and retries',
+        );
+        await expect(page.getByText('v1,onuOMPofFknPXz/pLSRtQFv+SlPyonMsm9QhY9HKTaM=').first()).toBeVisible();
+        await screenshots(page, 'webhook-docs', language);
+      } finally {
+        await backToDemoOrganization(page);
+      }
     });
   }
 });
