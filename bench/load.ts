@@ -5,8 +5,8 @@
 // and last fifth of the run after a warm-up fifth). The process is `npm start`'s, on PostgreSQL
 // when DATABASE_URL names a server (a database is created for the run and dropped), else on
 // embedded PGlite (whose ~440 MB then dominates RSS). Memory is compared once the edge's caches
-// are full, as in production: a cold disk cache's index grows by ~1 KB per variant until the
-// cache reaches its size, so the run gives the edge a LOAD_CACHE_MB (200) disk cache, which the
+// are full, as in production: a cold disk cache's index grows by ~300 bytes per variant until
+// the cache reaches its size, so the run gives the edge a LOAD_CACHE_MB (200) disk cache, which the
 // misses fill within the warm-up fifth of the run.
 //   npm run bench -- load                      # 10 minutes
 //   LOAD_SECONDS=120 npm run bench -- load     # a short run

@@ -8,6 +8,7 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
 const READY_ASK = 'ukiyo:edge-ready?';
 const READY_ANSWER = 'ukiyo:edge-ready';
 const ANSWER_TIMEOUT_MS = 2_000;
+const RESTART_DELAY_MS = 1_000;
 
 interface ReadyMessage {
   type: typeof READY_ANSWER;
@@ -40,7 +41,11 @@ export async function superviseWorkers(config: Config, log: Logger): Promise<voi
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
     log.error({ worker: worker.process.pid, code, signal }, 'edge worker exited; starting another');
-    fork();
+    // A second later: a worker that dies at start (a bad volume, a full disk) is restarted once
+    // a second, not in a loop that takes a core.
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, RESTART_DELAY_MS);
   });
   for (let i = 0; i < config.EDGE_WORKERS; i++) fork();
 

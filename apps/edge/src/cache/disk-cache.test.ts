@@ -31,7 +31,9 @@ describe('DiskCache', () => {
     // A write cut short long ago, and one still in progress (another worker's).
     writeFileSync(join(directory, '.tmp-abandoned'), 'partial');
     utimesSync(join(directory, '.tmp-abandoned'), new Date(0), new Date(0));
-    writeFileSync(join(directory, '.tmp-writing'), 'partial');
+    // A young one of a process that is gone (a killed edge), and one of a live process.
+    writeFileSync(join(directory, '.tmp-999999999-cut'), 'partial');
+    writeFileSync(join(directory, `.tmp-${process.pid}-writing`), 'partial');
     // The earlier layout: data with its meta beside it.
     const old = DiskCache.idOf(3, '/a.jpg', 'old');
     writeFileSync(join(dir, old), 'old bytes');
@@ -39,11 +41,13 @@ describe('DiskCache', () => {
 
     const reopened = await openCache(dir);
     expect(readdirSync(directory).sort()).toEqual(
-      ['.tmp-writing', old.split('/')[2], whole.split('/')[2]].sort(),
+      [`.tmp-${process.pid}-writing`, old.split('/')[2], whole.split('/')[2]].sort(),
     );
     expect(await text(reopened, whole)).toBe('whole');
     expect(await text(reopened, old)).toBeUndefined();
-    expect(readdirSync(directory).sort()).toEqual(['.tmp-writing', whole.split('/')[2]].sort());
+    expect(readdirSync(directory).sort()).toEqual(
+      [`.tmp-${process.pid}-writing`, whole.split('/')[2]].sort(),
+    );
     expect(await reopened.urlsOf(3, '/a.jpg')).toEqual(['whole']);
   });
 

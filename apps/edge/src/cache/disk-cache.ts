@@ -62,6 +62,24 @@ const HEADER = MAGIC.length + 4;
 /** A temporary file this old belongs to no write in progress (a killed process left it). */
 const ABANDONED_MS = 60_000;
 
+/**
+ * A temporary file names its writer's pid (`.tmp-{pid}-{random}`): one whose writer is gone
+ * was cut short, whatever its age; another live process's (a worker sharing the directory,
+ * here or, for a volume shared across hosts, a pid that happens to be alive) is left until
+ * ABANDONED_MS.
+ */
+function abandoned(file: string, mtimeMs: number): boolean {
+  if (Date.now() - mtimeMs > ABANDONED_MS) return true;
+  const pid = Number(/^\.tmp-(\d+)-/.exec(file)?.[1]);
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 /** The pieces of one variant file (a disk cache file, a shared tier object). */
 export function encodeVariant(meta: VariantMeta, data: Buffer): Buffer[] {
   const json = Buffer.from(JSON.stringify(meta));
@@ -126,8 +144,8 @@ export class DiskCache {
           if (!info) continue;
           // Leftovers of a write cut short, and the meta files of the earlier two-file layout
           // (their data files fail the header check when read, and are removed then).
-          const abandoned = file.startsWith('.tmp-') && Date.now() - info.mtimeMs > ABANDONED_MS;
-          if (abandoned || file.endsWith('.json')) await unlink(path).catch(() => {});
+          const leftover = file.startsWith('.tmp-') && abandoned(file, info.mtimeMs);
+          if (leftover || file.endsWith('.json')) await unlink(path).catch(() => {});
           else if (!file.startsWith('.tmp-'))
             found.push({ id: `${origin}/${image}/${file}`, size: info.size, mtimeMs: info.mtimeMs });
         }
@@ -178,7 +196,7 @@ export class DiskCache {
     const directory = path.slice(0, path.lastIndexOf('/'));
     await mkdir(directory, { recursive: true });
     const pieces = encodeVariant(meta, data);
-    const temporary = join(directory, `.tmp-${randomBytes(6).toString('hex')}`);
+    const temporary = join(directory, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
     await writeFile(temporary, pieces);
     await rename(temporary, path);
     this.drop(id);
