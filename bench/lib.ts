@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
 import pg from 'pg';
 import sharp, { type Sharp } from 'sharp';
 
@@ -154,7 +155,7 @@ export async function startPostgres(): Promise<{ url: string; process: ChildProc
 }
 
 /** Stops a server from startPostgres: the whole group, postgres itself and not just runuser. */
-function stopPostgres(child: ChildProcess | null): void {
+export function stopPostgres(child: ChildProcess | null): void {
   if (child?.pid) process.kill(-child.pid, 'SIGINT');
 }
 
@@ -162,6 +163,32 @@ export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / va
 
 /** Figures are reported to two decimals: finer is below the noise of any run. */
 export const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/**
+ * Loads one URL at concurrency 16: a 3 s warm-up (JIT and caches), then BENCH_DURATION seconds
+ * (15 by default). Any non-2xx answer or error fails the run; the rate and the p50 and p99
+ * latencies are reported under `name`.
+ */
+export async function measureRequests(
+  name: string,
+  request: Omit<autocannon.Options, 'connections' | 'duration'>,
+  targets: Record<string, string>,
+): Promise<void> {
+  const run = (duration: number) => autocannon({ ...request, connections: 16, duration });
+  await run(3);
+  const result = await run(Number(process.env.BENCH_DURATION ?? 15));
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+  report(
+    name,
+    {
+      requestsPerSecond: Math.round(result.requests.average),
+      latencyP50Ms: result.latency.p50,
+      latencyP99Ms: result.latency.p99,
+    },
+    targets,
+  );
+}
 
 /** Prints figures beside the committed baseline and stores this run under bench/results. */
 export function report(name: string, figures: Record<string, number>, targets: Record<string, string>): void {

@@ -29,21 +29,14 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Permission } from '@ukiyo/contract';
-import { createLive } from '../apps/live/src/index.ts';
 import { onAirLog } from '../apps/live/test/on-air-log.ts';
-import { freePort, freeUdpPort } from '../apps/server/test/processes.ts';
 import { publish } from '../apps/live/test/publisher.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { servePublisherPage, type SoraPublished } from '../apps/live/test/sora-publisher.ts';
-import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
-import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
-import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
-import { createServerDeps, loadConfig } from '../apps/server/src/index.ts';
 import { report } from './lib.ts';
+import { BITS, frameTime, startLiveBench } from './live-server.ts';
 
 const run = promisify(execFile);
-const BITS = 20;
 const STRIP = `color=c=black:s=${BITS * 32}x32:r=30,format=gray,geq=lum='255*mod(floor(floor(T*1000+0.5)/pow(2\\,floor(X/32)))\\,2)'`;
 const SOURCE = `testsrc2=size=1280x720:rate=30[bg];${STRIP}[code];[bg][code]overlay=0:0[out0]`;
 
@@ -105,32 +98,6 @@ function startPublisher(whipUrl: string, token: string) {
       child.kill('SIGTERM');
     });
   return { times, stop };
-}
-
-/** The frame time (ms) burned into the first frame of a segment. */
-async function frameTime(segment: string): Promise<number> {
-  const { stdout } = await run(
-    'ffmpeg',
-    [
-      '-v',
-      'error',
-      '-i',
-      segment,
-      '-frames:v',
-      '1',
-      '-vf',
-      `crop=${BITS * 32}:32:0:0,scale=${BITS}:1:flags=area`,
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'gray',
-      '-',
-    ],
-    { encoding: 'buffer' },
-  );
-  let value = 0;
-  for (let bit = 0; bit < BITS; bit++) if (stdout[bit]! > 128) value += 2 ** bit;
-  return value;
 }
 
 /** CPU seconds (user + system) of a process from /proc. */
@@ -347,7 +314,8 @@ async function eightAtOnce(
       const media = `${base}${new URL(master).pathname.replace(/master\.m3u8$/, '1/index.m3u8')}`;
       const playlist = await (await fetch(media)).text();
       const first = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(playlist)?.[1] ?? 0);
-      return first + playlist.split('\n').filter((line) => line.endsWith('.ts')).length;
+      // Whole LL-HLS segments (the open one has no URI line yet).
+      return first + playlist.split('\n').filter((line) => line.endsWith('.m4s')).length;
     };
     const live = masters.filter((master): master is { at: number; master: string } => master !== undefined);
     const before = await Promise.all(live.map((master) => sequence(master.master)));
@@ -380,57 +348,10 @@ const aiortcUsable = () =>
   );
 
 async function main() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
-  // Ports known before the live server exists: the ingest URLs its API answers name them.
-  const ports = { live: await freePort(), rtmp: await freePort(), srt: await freeUdpPort() };
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    LIVE_PORT: String(ports.live),
-    LIVE_RTMP_PORT: String(ports.rtmp),
-    LIVE_SRT_PORT: String(ports.srt),
-    PUBLIC_API_RATE_PER_MINUTE: '1000000',
-    // ListPlaylistURLs is polled every 50 ms: far beyond a customer's live API budget.
-    LIVE_API_RATE_PER_MINUTE: '1000000',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-  });
-  const { deps, database } = await createServerDeps(config);
   // Each session logs "publisher on air" with its first keyframe, when its first segment is
   // listed: kept by channel; warnings and errors still reach stderr.
   const { log, firstKeyframes } = onAirLog(40);
-  const live = await createLive({ ...deps, log }, { dir: join(dataDir, 'live') });
-  await new Promise<void>((resolve) => live.server.listen(ports.live, '127.0.0.1', resolve));
-  await new Promise<void>((resolve) => live.rtmp.listen(ports.rtmp, '127.0.0.1', resolve));
-  await live.srt.listen(ports.srt, '127.0.0.1');
-  const base = `http://127.0.0.1:${ports.live}`;
-  const accountId = await createSakuraAccount(deps.db, { memberCode: `BENCH${Date.now()}`, name: 'bench' });
-  const organizationId = await createOrganization(deps.db, {
-    accountId,
-    name: 'live bench',
-    serviceCode: `bench-${Date.now()}`,
-    isLive: true,
-  });
-  const secret = randomToken();
-  await deps.db
-    .insertInto('auth_tokens')
-    .values({
-      organization_id: organizationId,
-      token_hash: tokenDigest(secret),
-      token_last4: secret.slice(-4),
-      permission: Permission.channel,
-    })
-    .execute();
-  const token = encodeToken(secret);
-  const call = async (target: string, body: unknown) => {
-    const response = await fetch(`${base}/`, {
-      method: 'POST',
-      headers: { 'X-Sora-Target': target, Authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    });
-    const answer = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${target}: ${response.status} ${JSON.stringify(answer)}`);
-    return answer;
-  };
+  const { live, database, base, token, call } = await startLiveBench(log);
   const ladder = ladderOf([1280, 720, 2_500_000, 128000], [640, 360, 800_000, 64000]);
 
   /** Polls ListPlaylistURLs until the channel's playlist is listed; its wall clock. */
@@ -536,18 +457,20 @@ async function main() {
     const media = `${base}${new URL(master).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
     const seen = new Set<string>();
     const scratch = mkdtempSync(join(tmpdir(), 'ukiyo-bench-seg-'));
+    const init = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, 'init.mp4'))).arrayBuffer());
     const until = Date.now() + 12_000;
     let first = true;
     while (Date.now() < until) {
-      const names = (await (await fetch(media)).text()).split('\n').filter((line) => line.endsWith('.ts'));
+      // Whole LL-HLS segments (fMP4): each decodes after the rendition's init segment.
+      const names = (await (await fetch(media)).text()).split('\n').filter((line) => line.endsWith('.m4s'));
       for (const name of names) {
         if (seen.has(name)) continue;
         seen.add(name);
         if (first) continue; // segments already there when we started are not "new"
         const data = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer());
         const viewable = Date.now();
-        const file = join(scratch, name);
-        await writeFile(file, data);
+        const file = join(scratch, `${name}.mp4`);
+        await writeFile(file, Buffer.concat([init, data]));
         latencies.push(viewable - (zero + (await frameTime(file))));
       }
       first = false;

@@ -131,9 +131,10 @@ test.describe.serial('live channels', () => {
     };
     const webrtc = await reloadUntilVisible('/livestreaming/', 'live-statistics-row');
     await expect(page.getByRole('heading', { name: 'Live streaming info' })).toBeVisible();
-    // Channel, WebRTC connections, connected time, the most at once, GiB received.
-    await expect(webrtc.locator('td').nth(1)).toHaveText('1');
-    await expect(webrtc.locator('td').nth(3)).toHaveText('1');
+    // Channel, WebRTC connections, connected time, the most at once, GiB received: the publisher
+    // and the channel screen's WebRTC player, a viewer, connected at once.
+    await expect(webrtc.locator('td').nth(1)).toHaveText('2');
+    await expect(webrtc.locator('td').nth(3)).toHaveText('2');
     await screenshot(page, 'livestreaming-en');
 
     const hls = await reloadUntilVisible('/statistics', 'stats-row');

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 
 export const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -13,4 +13,19 @@ export async function login(page: Page, email: string, password: string) {
 
 export async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+}
+
+/**
+ * The page on a phone (390x844) and a desktop (1280x800), `{name}-{width}x{height}.png`, after
+ * checking that nothing widens it beyond the screen.
+ */
+export async function phoneAndDesktopScreenshots(page: Page, name: string) {
+  for (const [width, height] of [
+    [390, 844],
+    [1280, 800],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    await screenshot(page, `${name}-${width}x${height}`);
+  }
 }

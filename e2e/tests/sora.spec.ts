@@ -101,3 +101,52 @@ test('sora-js-sdk publishes from Chromium over Sora signaling and the HLS ladder
     })
     .toContain('disconnect:normal');
 });
+
+test('sora-js-sdk views a channel recvonly on the same sora_url and its video plays', async ({
+  page,
+  context,
+}) => {
+  test.setTimeout(90_000);
+  await login(page, LIVE_USER.email, LIVE_USER.password);
+  await expect(page).toHaveURL(/\/statistics$/);
+  const created = await page.request.post(api('channel.add'), {
+    headers: UI_API,
+    data: { hls: [{ video: { width: 320, height: 180 } }] },
+  });
+  expect(created.status()).toBe(200);
+  const channelId = ((await created.json()) as { channel: { id: string } }).channel.id;
+  const credential = await page.request.post(api('channel.publish_credential'), {
+    headers: UI_API,
+    data: { channelId },
+  });
+  const publisher = await context.newPage();
+  await openPublisherPage(publisher);
+  await publish(publisher, channelId, ((await credential.json()) as { credential: string }).credential);
+
+  // Another page of the customer's views it: no token (the channel needs no playback token).
+  const viewer = await context.newPage();
+  await openPublisherPage(viewer);
+  const viewerId = await viewer.evaluate(
+    ([url, channel]) =>
+      (window as unknown as { view(...args: unknown[]): Promise<string> }).view(url, channel, null),
+    [SIGNALING_URL, channelId],
+  );
+  expect(viewerId).toMatch(/^[0-9a-f]{20}$/);
+  const video = viewer.locator('#viewer');
+  await expect
+    .poll(() => video.evaluate((element: HTMLVideoElement) => element.currentTime), { timeout: 30_000 })
+    .toBeGreaterThan(1);
+  expect(await video.evaluate((element: HTMLVideoElement) => element.videoWidth)).toBe(640);
+
+  await viewer.evaluate(() =>
+    (window as unknown as { viewer: { disconnect(): Promise<void> } }).viewer.disconnect(),
+  );
+  await publisher.evaluate(() =>
+    (window as unknown as { publisher: { disconnect(): Promise<void> } }).publisher.disconnect(),
+  );
+  const deleted = await page.request.post(api('channel.delete'), {
+    headers: UI_API,
+    data: { id: channelId },
+  });
+  expect(deleted.status()).toBe(200);
+});

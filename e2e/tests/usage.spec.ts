@@ -6,7 +6,7 @@ import Papa from 'papaparse';
 import sharp from 'sharp';
 import { ADMIN, STATS_USER } from '../support/fixtures.ts';
 import { api, fetchFromEdge, UI_API } from './edge.ts';
-import { login, screenshot } from './helpers.ts';
+import { ARTIFACTS, login, screenshot } from './helpers.ts';
 
 let imageServer: Server;
 let imagePort: number;
@@ -56,6 +56,8 @@ test.describe.serial('usage', () => {
       data: {
         origin: {
           kind: 0,
+          // Cached for an hour, so that a repeated URL is a hit.
+          defaultCache: 3600,
           config: { scheme: 'http', host: `127.0.0.1:${imagePort}`, pathPrefix: '', rewriteHost: '' },
         },
       },
@@ -78,6 +80,13 @@ test.describe.serial('usage', () => {
       .poll(() => originRequests(page.request, originName), { timeout: 20_000, intervals: [1000] })
       .toBe(5);
 
+    // A hit and a refused URL for the analytics.
+    expect((await fetchFromEdge(originName, '/w=200/photo.jpg')).status).toBe(200);
+    expect((await fetchFromEdge(originName, '/zz=1/photo.jpg')).status).toBe(400);
+    await expect
+      .poll(() => originRequests(page.request, originName), { timeout: 20_000, intervals: [1000] })
+      .toBe(7);
+
     await page.goto('/dashboard');
     await expect(page).toHaveTitle(/^ダッシュボード/);
     await expect(page.getByTestId('usage-period')).toContainText('UTC');
@@ -86,6 +95,11 @@ test.describe.serial('usage', () => {
     await expect(page.getByTestId('usage-outbound')).toContainText('GiB');
     // An image organization: no live figures.
     await expect(page.getByTestId('usage-live-seconds')).toHaveCount(0);
+    // This month against the plan's prices (plan_prices), with last month and a projection.
+    await expect(page.getByTestId('plan-usage-requests-included')).toContainText('含まれる量');
+    await expect(page.getByTestId('plan-usage-cost')).toContainText('￥');
+    await expect(page.getByTestId('plan-usage-requests-last-month')).toHaveText('0');
+    await expect(page.getByTestId('stats-chart').locator('canvas')).toBeVisible();
     await screenshot(page, 'dashboard-ja');
 
     await page.goto('/statistics');
@@ -96,6 +110,20 @@ test.describe.serial('usage', () => {
     await expect(page.getByTestId('stats-chart')).toHaveAttribute('data-state', 'ready');
     await expect(page.getByTestId('stats-chart').locator('canvas')).toBeVisible();
     await screenshot(page, 'statistics-ja');
+
+    // Delivery analytics of the one origin: every answer counted by status and cache result.
+    await page.getByTestId('analytics-origin').selectOption({ label: originName });
+    await expect(page.getByTestId('analytics-status-clientError')).toContainText('1');
+    await expect(page.getByTestId('analytics-cache-memory')).toContainText('1');
+    await expect(page.getByTestId('analytics-hit-ratio')).toHaveText(/%$/);
+    await expect(page.locator('[data-testid="analytics-top-row"][data-key="/photo.jpg"]')).toContainText('6');
+    await page.getByTestId('analytics-top-errors').click();
+    await expect(page.locator('[data-testid="analytics-top-row"][data-key="bad-parameter"]')).toContainText(
+      '変換パラメータ',
+    );
+    await page.getByTestId('analytics-granularity-hour').click();
+    await expect(page.getByTestId('analytics-chart')).toHaveAttribute('data-state', 'ready');
+    await page.getByTestId('analytics').screenshot({ path: `${ARTIFACTS}statistics-analytics-ja.png` });
     await page.getByTestId('stats-metric-outbound').click();
     await expect(page.getByTestId('stats-metric-outbound')).toHaveAttribute('aria-pressed', 'true');
 
@@ -157,7 +185,7 @@ test.describe.serial('usage', () => {
     const bytes = readFileSync(await file.path());
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.toString('utf8').slice(1);
-    expect(text.split('\r\n')[0]).toBe('memberId,serviceCd,name,transferGiB');
+    expect(text.split('\r\n')[0]).toBe('memberId,serviceCd,name,transferGiB,requests,amount,currency');
     const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
     expect(parsed.errors).toEqual([]);
     const demoRow = parsed.data.find((row) => row.serviceCd === 'demo-image');

@@ -2,6 +2,11 @@
 export class Coalescer<T> {
   private readonly running = new Map<string, Promise<T>>();
 
+  /** A call with this key now would join a run already under way. */
+  isRunning(key: string): boolean {
+    return this.running.has(key);
+  }
+
   run(key: string, work: () => Promise<T>): Promise<T> {
     const current = this.running.get(key);
     if (current) return current;

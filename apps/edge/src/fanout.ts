@@ -15,22 +15,28 @@ const REPLY_PREFIX = 'ukiyo:reply:';
 /** Purge-log entries read per round trip while catching up. */
 const CATCH_UP_BATCH = 200;
 
-type PurgeMessage = { from: string; type: 'purge'; originId: number; imagePath: string };
-/** A console server's cache call: every edge answers on `replyTo` with its own URLs. */
+/** What one purge removes: every variant of one image, or of every image under a path prefix. */
+type PurgeTarget = { imagePath: string } | { pathPrefix: string };
+type PurgeMessage = { from: string; type: 'purge'; originId: number } & PurgeTarget;
+/**
+ * A console server's cache call: every edge answers on `replyTo` with its own URLs of one image
+ * (looked up, or removed when `remove`), or removes every image under a path prefix and answers
+ * how many it held.
+ */
 type CacheMessage = {
   from: string;
   type: 'cache';
   id: string;
   replyTo: string;
   originId: number;
-  url: string;
-  remove: boolean;
-};
+} & ({ url: string; remove: boolean } | { pathPrefix: string });
 /** `logId`: the purge's entry in PURGE_LOG, added by Redis when the message is published. */
 type Message = ((PurgeMessage | CacheMessage) & { logId?: string }) | { from: string; type: 'origins' };
 
-/** A PURGE_LOG entry: an edge's purge names the image path, a console's cache call the URL. */
-type LoggedPurge = { from: string; originId: string } & ({ imagePath: string } | { url: string });
+/** A PURGE_LOG entry: an edge's purge names the image path, a console's cache call the URL; either may name a path prefix. */
+type LoggedPurge = { from: string; originId: string } & (
+  { imagePath: string } | { url: string } | { pathPrefix: string }
+);
 
 /**
  * Appends the purge to PURGE_LOG and publishes the message with the entry's id, in one script:
@@ -44,7 +50,12 @@ message.logId = logId
 return redis.call('PUBLISH', ARGV[2], cjson.encode(message))`;
 
 async function logAndPublish(publisher: Redis, message: PurgeMessage | CacheMessage): Promise<number> {
-  const target = message.type === 'purge' ? ['imagePath', message.imagePath] : ['url', message.url];
+  const target =
+    'pathPrefix' in message
+      ? ['pathPrefix', message.pathPrefix]
+      : 'imagePath' in message
+        ? ['imagePath', message.imagePath]
+        : ['url', message.url];
   const entry = ['from', message.from, 'originId', String(message.originId), ...target];
   const receivers = await publisher.eval(
     LOG_AND_PUBLISH,
@@ -67,6 +78,8 @@ interface Reply {
   id: string;
   from: string;
   urls: string[];
+  /** Images removed by a purge by path prefix. */
+  images?: number;
 }
 
 export interface FanOutHandlers {
@@ -74,6 +87,8 @@ export interface FanOutHandlers {
   originsChanged(): Promise<unknown>;
   /** This edge's cached variants of one URL, removed first when `remove`. */
   cache(originId: number, url: string, remove: boolean): Promise<string[]>;
+  /** Removes this edge's variants of every image under `pathPrefix`; answers how many images. */
+  purgePrefix(originId: number, pathPrefix: string): Promise<number>;
 }
 
 /** ioredis retries forever, at most every 2 s: a Redis restart is picked up within that. */
@@ -148,8 +163,8 @@ export class FanOut {
     await this.catchingUp;
   }
 
-  async publishPurge(originId: number, imagePath: string): Promise<void> {
-    await logAndPublish(this.publisher, { from: this.id, type: 'purge', originId, imagePath });
+  async publishPurge(originId: number, target: PurgeTarget): Promise<void> {
+    await logAndPublish(this.publisher, { from: this.id, type: 'purge', originId, ...target });
   }
 
   async publishOriginsChanged(): Promise<void> {
@@ -176,14 +191,21 @@ export class FanOut {
     if (this.caughtUp && message.type !== 'origins' && message.logId) this.recordApplied(message.logId);
     if (message.from === this.id) return;
     let done: Promise<unknown>;
-    if (message.type === 'purge') done = this.handlers.purge(message.originId, message.imagePath);
+    if (message.type === 'purge') done = this.apply(message.originId, message);
     else if (message.type === 'origins') done = this.handlers.originsChanged();
     else {
       const { id, replyTo } = message;
       if (!replyTo.startsWith(REPLY_PREFIX)) return;
-      done = this.handlers
-        .cache(message.originId, message.url, message.remove)
-        .then((urls) => this.publisher.publish(replyTo, JSON.stringify({ id, from: this.id, urls })));
+      const reply = (answer: Omit<Reply, 'id' | 'from'>) =>
+        this.publisher.publish(replyTo, JSON.stringify({ id, from: this.id, ...answer }));
+      done =
+        'pathPrefix' in message
+          ? this.handlers
+              .purgePrefix(message.originId, message.pathPrefix)
+              .then((images) => reply({ urls: [], images }))
+          : this.handlers
+              .cache(message.originId, message.url, message.remove)
+              .then((urls) => reply({ urls }));
     }
     done.catch((error: unknown) => this.log.warn({ err: error, message }, 'fan-out message failed'));
   }
@@ -241,6 +263,13 @@ export class FanOut {
     return /^\d+-\d+$/.test(saved) ? saved : undefined;
   }
 
+  /** Applies one purge an edge made (live or from the log). */
+  private apply(originId: number, target: PurgeTarget): Promise<unknown> {
+    return 'pathPrefix' in target
+      ? this.handlers.purgePrefix(originId, target.pathPrefix)
+      : this.handlers.purge(originId, target.imagePath);
+  }
+
   private async applyLogged(fields: string[]): Promise<void> {
     const entry: Record<string, string> = {};
     for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]!] = fields[i + 1]!;
@@ -248,8 +277,8 @@ export class FanOut {
     if (purge.from === this.id) return;
     const originId = Number(purge.originId);
     try {
-      if ('imagePath' in purge) await this.handlers.purge(originId, purge.imagePath);
-      else await this.handlers.cache(originId, purge.url, true);
+      if ('url' in purge) await this.handlers.cache(originId, purge.url, true);
+      else await this.apply(originId, purge);
     } catch (error) {
       this.log.warn({ err: error, purge }, 'missed purge failed');
     }
@@ -308,12 +337,18 @@ export class CacheRequester {
     return this.subscriber.status === 'ready' && this.publisher.status === 'ready';
   }
 
-  lookup(originId: number, url: string): Promise<string[]> {
-    return this.request(originId, url, false);
+  async lookup(originId: number, url: string): Promise<string[]> {
+    return urlsOf(await this.request(originId, { url, remove: false }));
   }
 
-  purge(originId: number, url: string): Promise<string[]> {
-    return this.request(originId, url, true);
+  async purge(originId: number, url: string): Promise<string[]> {
+    return urlsOf(await this.request(originId, { url, remove: true }));
+  }
+
+  /** Removes every image under `pathPrefix` from every edge; answers how many images they held in all. */
+  async purgePrefix(originId: number, pathPrefix: string): Promise<number> {
+    const replies = await this.request(originId, { pathPrefix });
+    return replies.reduce((images, reply) => images + (reply.images ?? 0), 0);
   }
 
   /** Tells every edge to reload the origins now (after an origin change in the console). */
@@ -330,7 +365,11 @@ export class CacheRequester {
     this.publisher.disconnect();
   }
 
-  private async request(originId: number, url: string, remove: boolean): Promise<string[]> {
+  /** Every connected edge's reply to one cache call. */
+  private async request(
+    originId: number,
+    call: { url: string; remove: boolean } | { pathPrefix: string },
+  ): Promise<Reply[]> {
     if (!this.connected) throw new CacheUnreachable('redis is not connected');
     const id = randomUUID();
     const state = { replies: [] as Reply[], arrived: () => {} };
@@ -342,12 +381,12 @@ export class CacheRequester {
         id,
         replyTo: this.replyChannel,
         originId,
-        url,
-        remove,
+        ...call,
       };
+      const removes = 'pathPrefix' in call || call.remove;
       let receivers: number;
       try {
-        receivers = remove
+        receivers = removes
           ? await logAndPublish(this.publisher, message)
           : await this.publisher.publish(EDGE_CHANNEL, JSON.stringify(message));
       } catch (error) {
@@ -365,12 +404,17 @@ export class CacheRequester {
         };
         state.arrived();
       });
-      const urls = new Set<string>();
-      for (const reply of state.replies) for (const found of reply.urls) urls.add(found);
-      this.log.debug({ originId, remove, edges: receivers }, 'cache call answered by every edge');
-      return [...urls].sort();
+      this.log.debug({ originId, removes, edges: receivers }, 'cache call answered by every edge');
+      return state.replies;
     } finally {
       this.pending.delete(id);
     }
   }
+}
+
+/** The URLs of every edge's replies, united. */
+function urlsOf(replies: readonly Reply[]): string[] {
+  const urls = new Set<string>();
+  for (const reply of replies) for (const found of reply.urls) urls.add(found);
+  return [...urls].sort();
 }

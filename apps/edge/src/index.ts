@@ -73,6 +73,12 @@ export interface Edge {
   purge(originId: number, imageUrlOrPath: string): Promise<string[]>;
   /** The cached variants of one image URL (or origin path). */
   lookup(originId: number, imageUrlOrPath: string): Promise<string[]>;
+  /**
+   * Removes every variant of the origin's images whose path starts with `pathPrefix` ('' or
+   * '/': all of the origin) from this edge and, over Redis, every other; returns how many
+   * images this edge held.
+   */
+  purgePrefix(originId: number, pathPrefix: string): Promise<number>;
   /** Loads origin changes now rather than at the next poll. */
   refreshOrigins(): Promise<void>;
   /** Writes pending usage now. */
@@ -233,6 +239,10 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
           if (remove) metrics.purges.inc({ source: 'server' });
           return (await handler.variantUrls(originId, url, remove))?.urls ?? [];
         },
+        purgePrefix: (originId, pathPrefix) => {
+          metrics.purges.inc({ source: 'edge' });
+          return handler.purgePrefix(originId, pathPrefix);
+        },
       },
       log,
       join(options.cacheDir, 'purge-log-position'),
@@ -280,18 +290,26 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     const found = await handler.variantUrls(originId, url, remove);
     if (found && remove) {
       metrics.purges.inc({ source: 'local' });
-      // This edge's copy is gone either way; the others hear of it only through Redis.
-      await fanOut
-        ?.publishPurge(originId, found.imagePath)
-        .catch((error: unknown) => log.warn({ err: error }, 'purge fan-out failed'));
+      await publish(originId, { imagePath: found.imagePath });
     }
     return found?.urls ?? [];
   };
+  // This edge's copy is gone either way; the others hear of it only through Redis.
+  const publish = (originId: number, target: Parameters<FanOut['publishPurge']>[1]) =>
+    fanOut
+      ?.publishPurge(originId, target)
+      .catch((error: unknown) => log.warn({ err: error }, 'purge fan-out failed'));
   return {
     server,
     tlsServer,
     purge: (originId, url) => variants(originId, url, true),
     lookup: (originId, url) => variants(originId, url, false),
+    async purgePrefix(originId, pathPrefix) {
+      metrics.purges.inc({ source: 'local' });
+      const images = await handler.purgePrefix(originId, pathPrefix);
+      await publish(originId, { pathPrefix });
+      return images;
+    },
     refreshOrigins: () => registry.refresh(),
     flushUsage: () => metering.flush(),
     metrics: metrics.registry,

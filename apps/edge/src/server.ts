@@ -24,7 +24,7 @@ import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
 import { surrogateKeys } from './surrogate-keys.ts';
 import { Coalescer } from './coalesce.ts';
 import type { EdgeMetrics } from './metrics.ts';
-import type { Metering } from './metering.ts';
+import type { CacheResult, Delivery, Metering } from './metering.ts';
 import { OriginError, type FetchedImage } from './origins/errors.ts';
 import type { HttpFetcher } from './origins/http.ts';
 import type { EdgeOrigin, OriginRegistry } from './origins/registry.ts';
@@ -39,6 +39,8 @@ interface Variant {
   noStore?: boolean;
   /** Found in the fleet's shared tier: a hit, though not this edge's. */
   shared?: boolean;
+  /** Made by another request's conversion this one waited for. */
+  coalesced?: boolean;
 }
 
 /** A refusal answered as plain text; never logged as a failure of the service. */
@@ -65,6 +67,8 @@ interface Resolved {
   varyHints: string[];
   /** For a CDN in front: its origin and its source image, as surrogate-keys.ts names them. */
   surrogateKeys: { spaced: string; commas: string };
+  /** The normalised parameters, as the analytics count transformations. */
+  transform: string;
 }
 
 /**
@@ -145,19 +149,19 @@ export class EdgeHandler {
     if (this.deps.hitPath && this.answerFromMemory(req, res, requestId, started)) return;
     res.setHeader('X-Request-Id', requestId);
     let origin: EdgeOrigin | null = null;
-    let bytes = 0;
-    let cacheStatus = '-';
+    const delivery: Delivery = { status: 0, bytes: 0 };
     const send = (status: number, headers: Record<string, string | number>, body: Buffer | string) => {
       const data = typeof body === 'string' ? Buffer.from(body) : body;
       const bodyless = req.method === 'HEAD' || status === 304;
-      bytes = bodyless ? 0 : data.length;
+      delivery.bytes = bodyless ? 0 : data.length;
       // Public images: any page may read them with fetch() (the preview tester measures bytes,
       // customers' own scripts do too), not only show them in <img>.
       const all = { ...CORS_HEADERS, ...headers };
       res.writeHead(status, status === 304 ? all : { 'Content-Length': data.length, ...all });
       res.end(bodyless ? undefined : data);
     };
-    const refuse = (status: number, code: EdgeErrorCode, reason: string, retryAfterSeconds?: number) =>
+    const refuse = (status: number, code: EdgeErrorCode, reason: string, retryAfterSeconds?: number) => {
+      delivery.error = code;
       send(
         status,
         {
@@ -170,8 +174,12 @@ export class EdgeHandler {
         },
         `${reason}\n`,
       );
+    };
 
-    res.on('finish', () => this.record(req, res.statusCode, bytes, cacheStatus, started, requestId, origin));
+    res.on('finish', () => {
+      delivery.status = res.statusCode;
+      this.record(req, delivery, started, requestId, origin);
+    });
 
     const probe = this.deps.probe;
     if (probe && (req.url === '/healthz' || req.url === '/readyz')) {
@@ -193,9 +201,9 @@ export class EdgeHandler {
     this.serve(req, (found) => {
       origin = found;
     })
-      .then(({ variant, hit, resolved }) => {
-        cacheStatus = variant.stale ? 'STALE' : hit ? 'HIT' : 'MISS';
-        const headers = variantHeaders(variant, resolved, Date.now(), cacheStatus);
+      .then(({ variant, cache, resolved }) => {
+        Object.assign(delivery, deliveredImage(cache, resolved, variant.meta));
+        const headers = variantHeaders(variant, resolved, Date.now(), CACHE_HEADER[cache]);
         if (matchesEtag(req.headers['if-none-match'], variant.meta.etag)) return send(304, headers, EMPTY);
         send(200, headers, variant.data);
       })
@@ -268,30 +276,32 @@ export class EdgeHandler {
     if (!notModified) headers.push('Content-Length', held.data.length);
     res.writeHead(notModified ? 304 : 200, headers);
     res.end(bodyless ? undefined : held.data);
-    this.record(req, res.statusCode, bodyless ? 0 : held.data.length, 'HIT', started, requestId, origin);
+    const delivery = deliveredImage('memory', resolved, held.meta);
+    delivery.status = res.statusCode;
+    delivery.bytes = bodyless ? 0 : held.data.length;
+    this.record(req, delivery, started, requestId, origin);
     return true;
   }
 
-  /** Usage, metrics and the access log line of one answered request. */
+  /** Usage and analytics, metrics and the access log line of one answered request. */
   private record(
     req: IncomingMessage,
-    status: number,
-    bytes: number,
-    cache: string,
+    delivery: Delivery,
     started: number,
     requestId: string,
     origin: EdgeOrigin | null,
   ): void {
-    if (origin) this.deps.metering.record(origin.id, origin.organizationId, bytes);
+    if (origin) this.deps.metering.record(origin.id, origin.organizationId, delivery);
     const ms = performance.now() - started;
-    this.deps.metrics.answered(status, cache, ms / 1000);
+    const cache = delivery.cache ? CACHE_HEADER[delivery.cache] : '-';
+    this.deps.metrics.answered(delivery.status, cache, ms / 1000);
     this.accessLog.write({
       reqId: requestId,
       method: req.method,
       host: req.headers.host,
       url: req.url,
-      status,
-      bytes,
+      status: delivery.status,
+      bytes: delivery.bytes,
       ms: Math.round(ms * 10) / 10,
       cache,
       client: req.socket.remoteAddress,
@@ -340,6 +350,22 @@ export class EdgeHandler {
     return this.deps.cache.purge(originId, imagePath);
   }
 
+  /**
+   * Removes every variant of the origin's images whose path starts with `pathPrefix` (empty:
+   * all of the origin) from every tier, the shared one first, and forgets its originals;
+   * returns how many images this edge held. A shared tier that fails is logged, and the local
+   * purge goes on.
+   */
+  async purgePrefix(originId: number, pathPrefix: string): Promise<number> {
+    this.forgetSources(originId);
+    const everything = pathPrefix === '' || pathPrefix === '/';
+    const { shared, cache } = this.deps;
+    await (everything ? shared?.purgeOrigin(originId) : shared?.purgePrefix(originId, pathPrefix))?.catch(
+      (error: unknown) => this.deps.log.warn({ err: error, originId }, 'shared tier purge failed'),
+    );
+    return everything ? cache.purgeOrigin(originId) : cache.purgePrefix(originId, pathPrefix);
+  }
+
   /** Removes every variant of a deleted origin, in the background. */
   purgeOrigin(originId: number): void {
     this.forgetSources(originId);
@@ -352,7 +378,7 @@ export class EdgeHandler {
   private async serve(
     req: IncomingMessage,
     onOrigin: (origin: EdgeOrigin) => void,
-  ): Promise<{ variant: Variant; hit: boolean; resolved: Resolved }> {
+  ): Promise<{ variant: Variant; cache: CacheResult; resolved: Resolved }> {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       throw new Refusal(405, 'method-not-allowed', 'method not allowed');
     const hostHeader = req.headers.host ?? '';
@@ -360,12 +386,15 @@ export class EdgeHandler {
     if (!origin) throw new Refusal(404, 'unknown-host', 'unknown host');
     onOrigin(origin);
     const resolved = this.resolve(req, origin);
-    const cached = await this.deps.cache.load(resolved.id);
-    if (cached && cached.meta.freshUntil > Date.now()) return { variant: cached, hit: true, resolved };
+    const hot = this.deps.cache.hotVariant(resolved.id);
+    const cached = hot ?? (await this.deps.cache.load(resolved.id));
+    if (cached && cached.meta.freshUntil > Date.now())
+      return { variant: cached, cache: hot ? 'memory' : 'disk', resolved };
     const url = `http://${hostHeader}${req.url ?? '/'}`;
     try {
       const variant = await this.produce(resolved, req.headers.accept, url);
-      return { variant, hit: variant.shared === true, resolved };
+      const cache = variant.shared ? 'shared' : variant.coalesced ? 'coalesced' : 'miss';
+      return { variant, cache, resolved };
     } catch (error) {
       // The origin failing (not refusing) is when a stale copy beats an error page, for as long
       // as its stale-if-error allows.
@@ -376,7 +405,7 @@ export class EdgeHandler {
         (cached.meta.staleUntil ?? Infinity) > Date.now()
       ) {
         this.deps.log.warn({ err: error, url }, 'origin failed; serving a stale copy');
-        return { variant: { ...cached, stale: true }, hit: true, resolved };
+        return { variant: { ...cached, stale: true }, cache: 'stale', resolved };
       }
       throw error;
     }
@@ -412,7 +441,8 @@ export class EdgeHandler {
       throw new Refusal(400, 'bad-path', 'bad image path');
     // Hints already are parameters; a fallback chain adds the element Accept selects.
     const choice = String(chainChoice(params.f, req.headers.accept) ?? '');
-    const variantKey = [printParams(params, { omitAccess: true }), choice, origin.sourceDigest].join('|');
+    const transform = printParams(params, { omitAccess: true });
+    const variantKey = [transform, choice, origin.sourceDigest].join('|');
     const id = DiskCache.idOf(origin.id, imagePath, variantKey);
     const resolved = {
       origin,
@@ -422,6 +452,7 @@ export class EdgeHandler {
       id,
       varyHints,
       surrogateKeys: surrogateKeys(origin.id, imagePath),
+      transform,
     };
     if (this.deps.hitPath && !origin.clientHints) this.remember(req, resolved, signature, choice);
     return resolved;
@@ -447,11 +478,12 @@ export class EdgeHandler {
   private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
     const { origin, params } = resolved;
     const tenant = String(origin.organizationId);
-    return this.variants.run(resolved.id, async () => {
+    const coalesced = this.variants.isRunning(resolved.id);
+    const made = this.variants.run(resolved.id, async () => {
       const shared = await this.deps.shared?.load(resolved.id);
       if (shared) {
         await this.keep(resolved.id, shared.meta, shared.data);
-        const { url: _url, ...meta } = shared.meta;
+        const { url: _url, imagePath: _imagePath, ...meta } = shared.meta;
         return { meta, data: shared.data, shared: true };
       }
       const refused = this.transforms.refusal(tenant);
@@ -481,16 +513,19 @@ export class EdgeHandler {
         etag: `"${createHash('sha256').update(result.data).digest('base64url').slice(0, 27)}"`,
         varyAccept: result.varyAccept,
         freshUntil,
+        sourceBytes: source.data.length,
         ...(policy.staleIfError === undefined ? {} : { staleUntil: freshUntil + policy.staleIfError * 1000 }),
       };
       const noStore = policy.cacheControl === 'no-store';
       if (!noStore) {
-        await this.keep(resolved.id, { url, ...meta }, result.data);
+        const stored = { url, imagePath: resolved.imagePath, ...meta };
+        await this.keep(resolved.id, stored, result.data);
         // Shared off the answer's path; a variant already stale is of no use to another edge.
-        if (policy.maxAge > 0) this.deps.shared?.store(resolved.id, { url, ...meta }, result.data);
+        if (policy.maxAge > 0) this.deps.shared?.store(resolved.id, stored, result.data);
       }
       return { meta, data: result.data, noStore };
     });
+    return coalesced ? made.then((variant) => ({ ...variant, coalesced: true })) : made;
   }
 
   private async fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage> {
@@ -507,6 +542,7 @@ export class EdgeHandler {
             ? await this.deps.http.fetch(source.config, path)
             : await this.deps.s3.fetch(source.config, path);
         stop({ outcome: 'ok' });
+        this.deps.metering.originFetched(origin.id, origin.organizationId, image.data.length);
       } catch (error) {
         stop({ outcome: error instanceof OriginError ? error.kind : 'error' });
         throw error;
@@ -530,6 +566,41 @@ export class EdgeHandler {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The X-Cache value (and access log and metrics label) of each cache result. */
+const CACHE_HEADER: Record<CacheResult, string> = {
+  memory: 'HIT',
+  disk: 'HIT',
+  shared: 'HIT',
+  miss: 'MISS',
+  coalesced: 'MISS',
+  stale: 'STALE',
+};
+
+const formats = new Map<string, string>();
+
+/** `image/webp` -> `webp`, `image/svg+xml` -> `svg`: the output format as analytics name it. */
+function formatOf(contentType: string): string {
+  let format = formats.get(contentType);
+  if (format === undefined) {
+    format = (contentType.split(';')[0]!.split('/')[1] ?? contentType).split('+')[0]!.trim();
+    if (formats.size < 64) formats.set(contentType, format);
+  }
+  return format;
+}
+
+/** What the analytics count of an image answered (its status and bytes are the answer's). */
+function deliveredImage(cache: CacheResult, resolved: Resolved, meta: IndexedMeta): Delivery {
+  return {
+    status: 0,
+    bytes: 0,
+    cache,
+    sourceBytes: meta.sourceBytes,
+    format: formatOf(meta.contentType),
+    path: resolved.imagePath,
+    transform: resolved.transform,
+  };
+}
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CORS_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' };
 

@@ -8,6 +8,7 @@ import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client }
 import { OriginKind, OriginStatus, Permission } from '@ukiyo/contract';
 import { formatExpires, signPath } from '@ukiyo/imaging';
 import S3rver from 's3rver';
+import { sql } from 'kysely';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +20,7 @@ import {
   type TestServer,
 } from '../../server/test/harness.ts';
 import { createEdge, type Edge, type EdgeOptions } from '../src/index.ts';
+import { Metering, TOP_KEYS_PER_FLUSH, TOP_ROWS_KEPT } from '../src/metering.ts';
 
 // Fixtures are made with sharp here only to have real images to serve and to measure answers.
 let photo: Buffer;
@@ -194,7 +196,7 @@ beforeAll(async () => {
   organizationId = tenant.organizationIds[0]!;
   const { email } = await createTestUser(server.deps, {
     accountId: tenant.accountId,
-    permission: Permission.origin,
+    permission: Permission.origin | Permission.statistics,
   });
   client = await loggedIn(server.baseUrl, email);
   plain = await addOrigin();
@@ -701,6 +703,108 @@ describe('usage metering', () => {
       (entry) => entry.originID === metered.originID,
     )?.usage;
     expect(usage).toEqual({ requests: 3, outboundBytes: bytes });
+  });
+
+  it('splits answers by status and cache result and counts bytes saved, tops and errors (statistics.origins)', async () => {
+    const counted = await addOrigin();
+    const cacheDir = mkdtempSync(join(tmpdir(), 'ukiyo-edge-'));
+    const [front, other] = [await startEdge({}, { cacheDir }), await startEdge({}, { cacheDir })];
+    const webp = '/w=50,f=webp/images/photo.jpg';
+    origin.delayMs = 200;
+    const misses = await Promise.all([get(front, counted.name, webp), get(front, counted.name, webp)]);
+    origin.delayMs = 0;
+    const memory = await get(front, counted.name, webp);
+    const notModified = await get(front, counted.name, webp, {
+      'if-none-match': String(memory.headers.etag),
+    });
+    const png = await get(front, counted.name, '/w=40,f=png/images/logo.png');
+    const refused = [
+      await get(front, counted.name, '/zz=1/images/photo.jpg'),
+      await get(front, counted.name, '/w=10/images/none.jpg'),
+    ];
+    const disk = await get(other, counted.name, webp);
+    expect([...misses, memory, png, disk].map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect([notModified.status, ...refused.map((answer) => answer.status)]).toEqual([304, 400, 404]);
+    await Promise.all([front.flushUsage(), other.flushUsage()]);
+
+    const today = new Date(new Date().toISOString().slice(0, 10));
+    const period = { from: today.toISOString(), to: new Date(today.getTime() + 86_400_000).toISOString() };
+    const { body } = await client.call('statistics.origins', { ...period, originID: counted.originID });
+    expect(body.error).toBeUndefined();
+    const stats = (body.origins as Array<{ originID: number; stats: Record<string, unknown> }>).find(
+      (entry) => entry.originID === counted.originID,
+    )?.stats;
+    const webpAnswers = [...misses, memory, disk];
+    const delivered = [...webpAnswers, png].reduce((sum, answer) => sum + answer.body.length, 0);
+    const originals = webpAnswers.length * photo.length + logo.length;
+    expect(stats).toEqual({
+      requests: 8,
+      outboundBytes: delivered + refused.reduce((sum, answer) => sum + answer.body.length, 0),
+      status: { ok: 5, notModified: 1, clientError: 2, serverError: 0 },
+      cache: { memory: 2, disk: 1, shared: 0, miss: 2, coalesced: 1, stale: 0 },
+      hitRatio: 0.5,
+      originBytes: photo.length + logo.length,
+      sourceBytes: originals,
+      convertedBytes: delivered,
+      savedBytes: originals - delivered,
+    });
+    const top = body.top as Record<string, Array<{ key: string; requests: number; bytes: number }>>;
+    expect(top.paths!.map(({ key, requests }) => [key, requests])).toEqual([
+      ['/images/photo.jpg', 5],
+      ['/images/logo.png', 1],
+    ]);
+    expect(top.pathsByBytes![0]).toMatchObject({ key: '/images/photo.jpg', bytes: memory.body.length * 4 });
+    expect(top.transforms!.map(({ key, requests }) => [key, requests])).toEqual([
+      ['w=50,f=webp', 5],
+      ['w=40,f=png', 1],
+    ]);
+    expect(top.formats!.map(({ key, requests }) => [key, requests])).toEqual([
+      ['webp', 5],
+      ['png', 1],
+    ]);
+    expect(top.errors!.map(({ key, requests }) => [key, requests])).toEqual([
+      ['bad-parameter', 1],
+      ['origin-not-found', 1],
+    ]);
+    const hourly = await client.call('statistics.origins', { ...period, granularity: 'hour' });
+    expect(hourly.status).toBe(200);
+    expect(
+      (hourly.body.hourly as Array<{ requests: number }>).reduce((sum, hour) => sum + hour.requests, 0),
+    ).toBe((body.total as { requests: number }).requests);
+  });
+
+  it('keeps top lists bounded whatever the URLs, totals exact, and a failed write for the next', async () => {
+    const counted = await addOrigin();
+    const metering = new Metering(server.deps.db, server.deps.log);
+    const distinct = TOP_KEYS_PER_FLUSH + 100;
+    for (let i = 0; i < distinct; i++)
+      metering.record(counted.originID, organizationId, { status: 200, bytes: 10, path: `/p${i}.jpg` });
+    await metering.flush();
+    const rows = () =>
+      server.deps.db
+        .selectFrom('usage_top_daily')
+        .select(({ fn }) => fn.countAll<number>().as('rows'))
+        .where('origin_id', '=', counted.originID)
+        .executeTakeFirstOrThrow();
+    const requests = async () =>
+      (
+        await server.deps.db
+          .selectFrom('usage_hourly')
+          .select('requests')
+          .where('origin_id', '=', counted.originID)
+          .execute()
+      ).reduce((sum, row) => sum + Number(row.requests), 0);
+    expect(Number((await rows()).rows)).toBe(TOP_ROWS_KEPT);
+    expect(await requests()).toBe(distinct);
+
+    // The database refusing a batch: its rows wait for the next write, counted once.
+    metering.record(counted.originID, organizationId, { status: 200, bytes: 10 });
+    await sql`alter table usage_hourly rename to usage_hourly_away`.execute(server.deps.db);
+    await metering.flush();
+    await sql`alter table usage_hourly_away rename to usage_hourly`.execute(server.deps.db);
+    expect(await requests()).toBe(distinct);
+    await metering.flush();
+    expect(await requests()).toBe(distinct + 1);
   });
 });
 

@@ -82,6 +82,10 @@ class RecordingEdge {
           if (remove) this.applied.push(`cache purge ${originId} ${url}`);
           return [url];
         },
+        purgePrefix: async (originId, pathPrefix) => {
+          this.applied.push(`prefix purge ${originId} ${pathPrefix}`);
+          return 1;
+        },
       },
       log,
       appliedLogFile,
@@ -133,13 +137,13 @@ describe.skipIf(skipReason !== '')('fan-out purge log', () => {
 
   it('an edge cut off during purges applies them when it is back, and live ones only once', async () => {
     await startFleet();
-    await near.fanOut.publishPurge(ORIGIN, '/live.jpg');
+    await near.fanOut.publishPurge(ORIGIN, { imagePath: '/live.jpg' });
     expect(await far.timesApplied(`purge ${ORIGIN} /live.jpg`)).toBe(1);
 
     await cutFar();
     // The console's purge returns once every subscribed edge has answered: "near" alone.
     expect(await requester.purge(ORIGIN, 'http://img.example/a.jpg')).toEqual(['http://img.example/a.jpg']);
-    await near.fanOut.publishPurge(ORIGIN, '/b.jpg');
+    await near.fanOut.publishPurge(ORIGIN, { imagePath: '/b.jpg' });
     expect(far.applied).toEqual([`purge ${ORIGIN} /live.jpg`]);
 
     link.restore();
@@ -151,6 +155,22 @@ describe.skipIf(skipReason !== '')('fan-out purge log', () => {
     // An edge never replays its own purges, and a lookup is not a purge.
     expect(near.applied).toEqual([`cache purge ${ORIGIN} http://img.example/a.jpg`]);
     expect(await requester.lookup(ORIGIN, 'http://img.example/c.jpg')).toEqual(['http://img.example/c.jpg']);
+  });
+
+  it('purges by path prefix reach every edge, answered by all, and are caught up on after a cut', async () => {
+    await startFleet();
+    // Each recording edge says it held one image: the console's call adds up every edge's.
+    expect(await requester.purgePrefix(ORIGIN, '/photos/')).toBe(2);
+    expect(near.applied).toEqual([`prefix purge ${ORIGIN} /photos/`]);
+    expect(far.applied).toEqual([`prefix purge ${ORIGIN} /photos/`]);
+
+    await cutFar();
+    expect(await requester.purgePrefix(ORIGIN, '/')).toBe(1);
+    await near.fanOut.publishPurge(ORIGIN, { pathPrefix: '/banners/' });
+    link.restore();
+    expect(await far.timesApplied(`prefix purge ${ORIGIN} /`)).toBe(1);
+    expect(await far.timesApplied(`prefix purge ${ORIGIN} /banners/`)).toBe(1);
+    expect(near.applied).not.toContain(`prefix purge ${ORIGIN} /banners/`);
   });
 
   it('after a Redis restart an edge applies the purges made before it reconnected', async () => {
@@ -173,11 +193,11 @@ describe.skipIf(skipReason !== '')('fan-out purge log', () => {
 
   it('a fresh edge starts at the end of the log and does not replay older purges', async () => {
     await startFleet();
-    await near.fanOut.publishPurge(ORIGIN, '/old.jpg');
+    await near.fanOut.publishPurge(ORIGIN, { imagePath: '/old.jpg' });
     const late = new RecordingEdge(redis.url);
     try {
       await late.fanOut.start();
-      await near.fanOut.publishPurge(ORIGIN, '/new.jpg');
+      await near.fanOut.publishPurge(ORIGIN, { imagePath: '/new.jpg' });
       expect(await late.timesApplied(`purge ${ORIGIN} /new.jpg`)).toBe(1);
       expect(late.applied).toEqual([`purge ${ORIGIN} /new.jpg`]);
     } finally {
@@ -191,12 +211,12 @@ describe.skipIf(skipReason !== '')('fan-out purge log', () => {
     // Through the link, so that cutting it stops the edge as a crash would, messages in flight included.
     const crashed = new RecordingEdge(link.url, file);
     await crashed.fanOut.start();
-    await near.fanOut.publishPurge(ORIGIN, '/before.jpg');
+    await near.fanOut.publishPurge(ORIGIN, { imagePath: '/before.jpg' });
     expect(await crashed.timesApplied(`purge ${ORIGIN} /before.jpg`)).toBe(1);
     link.sever();
     await crashed.fanOut.close();
 
-    await near.fanOut.publishPurge(ORIGIN, '/while-down.jpg');
+    await near.fanOut.publishPurge(ORIGIN, { imagePath: '/while-down.jpg' });
     const restarted = new RecordingEdge(redis.url, file);
     try {
       await restarted.fanOut.start();

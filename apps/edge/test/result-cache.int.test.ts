@@ -249,4 +249,33 @@ describe.skipIf(skipReason !== '')('shared result cache: two edges and s3rver', 
     expect((await get(edgePort(first), host, path)).headers['x-cache']).toBe('HIT');
     expect(await sharedHits(first)).toBe(sharedHitsBefore + 1);
   });
+
+  it('purges the images under a path prefix, then the whole origin, from both edges and the bucket', async () => {
+    const [first, second] = edges as [AppProcess, AppProcess];
+    const paths = { a: '/w=120/prefix/a.jpg', b: '/w=120/prefix/sub/b.jpg', keep: '/w=120/keep/c.jpg' };
+    for (const path of Object.values(paths))
+      for (const edge of edges) expect((await get(edgePort(edge), host, path)).status).toBe(200);
+    for (const imagePath of ['/prefix/a.jpg', '/prefix/sub/b.jpg', '/keep/c.jpg'])
+      await until(`${imagePath} shared`, async () =>
+        (await imageKeys(imagePath)).length === 1 ? true : undefined,
+      );
+
+    const purged = await consoleClient.call('cache.purge_prefix', { originID, pathPrefix: '/prefix/' });
+    expect(purged.status, JSON.stringify(purged.body)).toBe(200);
+    // Each edge held both images under the prefix; the call returns once all have purged.
+    expect(purged.body).toEqual({ images: edges.length * 2 });
+    expect(await imageKeys('/prefix/a.jpg')).toEqual([]);
+    expect(await imageKeys('/prefix/sub/b.jpg')).toEqual([]);
+    expect(await imageKeys('/keep/c.jpg')).toHaveLength(1);
+    expect((await get(edgePort(first), host, paths.a)).headers['x-cache']).toBe('MISS');
+    expect((await get(edgePort(second), host, paths.b)).headers['x-cache']).toBe('MISS');
+    for (const edge of edges)
+      expect((await get(edgePort(edge), host, paths.keep)).headers['x-cache']).toBe('HIT');
+
+    const everything = await consoleClient.call('cache.purge_prefix', { originID, pathPrefix: '/' });
+    expect(everything.status, JSON.stringify(everything.body)).toBe(200);
+    expect(await imageKeys('/keep/c.jpg')).toEqual([]);
+    expect((await get(edgePort(first), host, paths.keep)).headers['x-cache']).toBe('MISS');
+    expect((await get(edgePort(second), host, paths.a)).headers['x-cache']).toBe('MISS');
+  });
 });

@@ -25,6 +25,7 @@ import {
 } from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
 import type { LiveCore } from './core.ts';
+import { mintPlaybackToken, playbackKey } from './playback-tokens.ts';
 import type { LiveDeps } from './types.ts';
 
 export type LiveEnv = { Variables: { principal: TokenPrincipal } };
@@ -86,6 +87,7 @@ function implementations(deps: LiveDeps, core: LiveCore): Implementations {
       ...ladder,
       authWebhookUrl: webhooks.auth_webhook_url,
       eventWebhookUrl: webhooks.event_webhook_url,
+      playbackTokens: request.playback_token_required,
     });
     const ingest = ingestEndpoints(deps.config, secrets, row.id);
     return {
@@ -158,6 +160,18 @@ function implementations(deps: LiveDeps, core: LiveCore): Implementations {
           archive_destination_id: row.id,
           bucket_uri: row.bucket_uri,
         })),
+      };
+    },
+    'Ukiyo_20261125.CreatePlaybackToken': async ({ channel_id, expires_in_seconds }, organizationId) => {
+      const channel = await findChannel(db, organizationId, channel_id);
+      if (!channel) throw notFound('channel');
+      const key = playbackKey(secrets, channel);
+      if (!key) throw new LiveApiError(409, 'the channel was created without playback_token_required');
+      const expiresAt = new Date(Date.now() + expires_in_seconds * 1000);
+      return {
+        channel_id,
+        token: mintPlaybackToken(key, channel_id, expiresAt),
+        expires_at: expiresAt.toISOString(),
       };
     },
     'ImageFlux_20200707.GetEncryptKey': async ({ kid }, organizationId) => {

@@ -10,6 +10,9 @@ import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings
 import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
+import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
+import { Broadcast, WebRtcViewer } from './viewers/viewer.ts';
+import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { PublishSession, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
@@ -34,12 +37,22 @@ export type LiveTimings = SessionTimings & WebRtcTimings;
 /** How long a peer's address for a channel is remembered (a new publisher may move it). */
 const PEER_LOOKUP_TTL_MS = 2_000;
 
+/** A viewer arriving before the publisher's first video packet waits this long for it. */
+const FIRST_VIDEO_WAIT_MS = 5_000;
+/** WebRTC viewers of one channel in one process: each costs a peer connection and its sends. */
+export const MAX_VIEWERS_PER_CHANNEL = 500;
+
 interface Hosted {
   organizationId: number;
   renditions: Rendition[];
   /** The session publishing now, if any; its files stay served after it ends. */
   session?: PublishSession;
   connectionId?: string;
+  /** The latest session's LL-HLS renditions (none for encrypted channels), served from memory. */
+  lowLatency?: LowLatencyRendition[] | undefined;
+  /** A WebRTC publisher's media for WebRTC viewers, once its first video packet arrived. */
+  broadcast?: Promise<Broadcast>;
+  viewers: Map<string, WebRtcViewer>;
 }
 
 function renditionsOf(row: ChannelRow): Rendition[] {
@@ -179,7 +192,15 @@ export class LiveCore {
       .executeTakeFirst();
     if (claimed.numUpdatedRows === 0n) throw new PublishError(409, 'the channel already has a publisher');
 
-    const hosted: Hosted = { organizationId, renditions, connectionId };
+    const hosted: Hosted = {
+      organizationId,
+      renditions,
+      connectionId,
+      ...(ingest instanceof WebRtcIngest
+        ? { broadcast: ingest.media.then((media) => new Broadcast(media, connectionId)) }
+        : {}),
+      viewers: new Map(),
+    };
     this.hosted.set(channelId, hosted);
     try {
       const destinations = await this.destinations(organizationId, renditions);
@@ -211,6 +232,7 @@ export class LiveCore {
         onEnd: () => this.sessionEnded(channelId, connectionId),
       });
       hosted.session = session;
+      hosted.lowLatency = session.lowLatency;
       this.usage.connected(connectionId, channelId, organizationId);
       // Files of the channel's previous session go: one session's files at a time.
       await rm(join(this.options.dir, channelId), { recursive: true, force: true });
@@ -275,7 +297,10 @@ export class LiveCore {
   private async sessionEnded(channelId: string, connectionId: string): Promise<void> {
     this.usage.disconnected(connectionId);
     const hosted = this.hosted.get(channelId);
-    if (hosted?.connectionId === connectionId) hosted.session = undefined;
+    if (hosted?.connectionId === connectionId) {
+      hosted.session = undefined;
+      await this.endViewing(hosted);
+    }
     await this.release(channelId, connectionId).catch((error: unknown) =>
       this.log.warn({ err: error, channelId }, 'could not release the channel'),
     );
@@ -288,6 +313,101 @@ export class LiveCore {
       .where('id', '=', channelId)
       .where('connection_id', '=', connectionId)
       .execute();
+  }
+
+  /**
+   * A WebRTC viewer of a channel on air in this process (WHEP): its playback token when the
+   * channel needs one, then the auth webhook, when the channel has one (role recvonly), then `negotiate` answers or offers and the
+   * publisher's media is forwarded to it. Its connected time counts as the channel's WebRTC usage.
+   */
+  async watch(
+    channelId: string,
+    protocol: 'whep' | 'sora',
+    playbackToken: string | undefined,
+    negotiate: (viewer: WebRtcViewer) => Promise<void>,
+  ): Promise<WebRtcViewer> {
+    const hosted = this.hosted.get(channelId);
+    if (!hosted?.session) throw new PublishError(404, 'the channel is not on air');
+    if (!hosted.broadcast) {
+      throw new PublishError(
+        409,
+        'WebRTC viewing needs a WebRTC publisher (WHIP or Sora); this channel is published over RTMP or SRT: watch its HLS',
+      );
+    }
+    if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
+      throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
+    }
+    const { organizationId } = hosted;
+    const channel = await findChannel(this.deps.db, organizationId, channelId);
+    if (!channel || channel.status !== 'normal') throw new PublishError(404, 'no such channel');
+    const key = playbackKey(this.deps.secrets, channel);
+    if (key && !verifyPlaybackToken(key, channelId, playbackToken ?? '')) {
+      throw new PublishError(401, 'a valid playback token is required');
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const broadcast = await Promise.race([
+      hosted.broadcast,
+      new Promise<undefined>(
+        (resolve) => (timer = setTimeout(() => resolve(undefined), FIRST_VIDEO_WAIT_MS)),
+      ),
+    ]).finally(() => clearTimeout(timer));
+    if (!broadcast) throw new PublishError(409, 'the publisher sends no video yet');
+    const viewer = new WebRtcViewer(
+      broadcast,
+      this.options.ice,
+      this.options.timings.iceGatheringTimeoutMs,
+      this.log.child({ channelId }),
+    );
+    if (
+      channel.auth_webhook_url &&
+      !(await this.webhooks.allowed(organizationId, channel.auth_webhook_url, {
+        channel_id: channelId,
+        connection_id: viewer.id,
+        role: 'recvonly',
+        protocol,
+        timestamp: new Date().toISOString(),
+      }))
+    ) {
+      throw new PublishError(403, 'refused by the auth webhook');
+    }
+    try {
+      await negotiate(viewer);
+      if (!hosted.session) throw new PublishError(404, 'the channel is not on air');
+    } catch (error) {
+      await viewer.close();
+      throw error;
+    }
+    hosted.viewers.set(viewer.id, viewer);
+    this.usage.connected(viewer.id, channelId, organizationId);
+    void viewer.ended.then(() => {
+      hosted.viewers.delete(viewer.id);
+      this.usage.disconnected(viewer.id);
+    });
+    return viewer;
+  }
+
+  /** WHEP DELETE: ends the viewer named by the Location it was given. */
+  async unwatch(channelId: string, viewerId: string): Promise<boolean> {
+    const viewer = this.hosted.get(channelId)?.viewers.get(viewerId);
+    if (!viewer) return false;
+    await viewer.close();
+    return true;
+  }
+
+  /** WebRTC viewers of this process, every channel. */
+  get viewerCount(): number {
+    let count = 0;
+    for (const hosted of this.hosted.values()) count += hosted.viewers.size;
+    return count;
+  }
+
+  /** The publisher left: its viewers are disconnected and its media no longer forwarded. */
+  private async endViewing(hosted: Hosted): Promise<void> {
+    const broadcast = hosted.broadcast;
+    hosted.broadcast = undefined;
+    await Promise.all([...hosted.viewers.values()].map((viewer) => viewer.close()));
+    // Unsettled when the publisher never sent video: nothing was subscribed.
+    void broadcast?.then((b) => b.close());
   }
 
   /** WHIP DELETE: ends the session named by the Location the publisher was given. */
@@ -356,6 +476,7 @@ export class LiveCore {
     const hosted = this.hosted.get(channelId);
     this.hosted.delete(channelId);
     await hosted?.session?.stop('channel deleted');
+    if (hosted) await this.endViewing(hosted);
     await rm(join(this.options.dir, channelId), { recursive: true, force: true });
   }
 

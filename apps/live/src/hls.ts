@@ -6,6 +6,7 @@ import { clientAddress, type Config } from '@ukiyo/server';
 import type { LiveEnv } from './api.ts';
 import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
+import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 
@@ -13,6 +14,15 @@ const PLAYLIST = 'application/vnd.apple.mpegurl';
 /** Marks a request passed on by a peer live process: answered from local files only (no loops). */
 const PEER_HEADER = 'x-ukiyo-live-peer';
 const PEER_TIMEOUT_MS = 5_000;
+/** A blocking request waits at most three target durations (RFC 8216bis 6.2.5.2), 10 s segments at most. */
+const MAX_BLOCKING_MS = 3 * 10_000;
+/**
+ * Requests waiting at once (blocking playlist reloads and preload-hinted parts): a player holds
+ * one or two per rendition, so a client (address and user agent) past a few is misbehaving, and
+ * a channel's cap bounds the memory of its waiters.
+ */
+const MAX_WAITING_PER_CLIENT = 8;
+const MAX_WAITING_PER_CHANNEL = 5_000;
 
 type Source = 'local' | 'peer';
 
@@ -22,11 +32,53 @@ interface Answer {
   headers: Record<string, string>;
 }
 
-const NOT_FOUND: Answer = {
-  status: 404,
-  body: Buffer.from('not found'),
-  headers: { 'Content-Type': 'text/plain; charset=UTF-8' },
-};
+function text(status: number, message: string): Answer {
+  return { status, body: Buffer.from(message), headers: { 'Content-Type': 'text/plain; charset=UTF-8' } };
+}
+
+const NOT_FOUND = text(404, 'not found');
+
+/** Counts of waiting requests by key, each bounded. */
+class WaitingCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly limit: number) {}
+
+  take(key: string): boolean {
+    const count = this.counts.get(key) ?? 0;
+    if (count >= this.limit) return false;
+    this.counts.set(key, count + 1);
+    return true;
+  }
+
+  release(key: string): void {
+    const count = this.counts.get(key)! - 1;
+    if (count === 0) this.counts.delete(key);
+    else this.counts.set(key, count);
+  }
+}
+
+/** Resolves true once `ready()` holds (checked at each new part), false after `timeoutMs`. */
+function waitFor(rendition: LowLatencyRendition, ready: () => boolean, timeoutMs: number): Promise<boolean> {
+  if (ready()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (reached: boolean) => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve(reached);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    const unsubscribe = rendition.onChange(() => {
+      if (ready()) done(true);
+    });
+  });
+}
+
+/** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
+function directive(value: string | undefined): number | undefined | null {
+  if (value === undefined) return undefined;
+  return /^[0-9]{1,9}$/.test(value) ? Number(value) : null;
+}
 
 /**
  * HLS output: `/hls/{channel_id}/{connection_id}/master.m3u8`, and per rendition
@@ -35,6 +87,11 @@ const NOT_FOUND: Answer = {
  * the path), so it is cached long. Every answer from this process's files counts as HLS
  * delivery of the channel. With several live processes, a request for a channel published
  * elsewhere is passed on to the process holding it (LIVE_INTERNAL_URL), which counts it.
+ *
+ * Unencrypted channels' media playlists are Low-Latency HLS from memory (hls/ll-hls.ts):
+ * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
+ * `_HLS_msn` / `_HLS_part`, and a request for the preload-hinted part waits for it. Encrypted
+ * channels keep the MPEG-TS playlists ffmpeg writes.
  */
 export function mountHls(
   app: Hono<LiveEnv>,
@@ -54,14 +111,123 @@ export function mountHls(
     c.header('Timing-Allow-Origin', '*');
   });
 
+  const waitingPerClient = new WaitingCounts(MAX_WAITING_PER_CLIENT);
+  const waitingPerChannel = new WaitingCounts(MAX_WAITING_PER_CHANNEL);
+
+  /** Waits, within the caps, for `ready`: undefined once it holds, else the answer saying why not. */
+  const hold = async (
+    channelId: string,
+    client: string,
+    rendition: LowLatencyRendition,
+    ready: () => boolean,
+    timeoutMs: number,
+  ): Promise<Answer | undefined> => {
+    if (ready()) return undefined;
+    if (!waitingPerChannel.take(channelId)) return text(429, 'too many waiting requests for this channel');
+    if (!waitingPerClient.take(client)) {
+      waitingPerChannel.release(channelId);
+      return text(429, 'too many waiting requests from this client');
+    }
+    try {
+      return (await waitFor(rendition, ready, timeoutMs)) ? undefined : text(503, 'not produced in time');
+    } finally {
+      waitingPerClient.release(client);
+      waitingPerChannel.release(channelId);
+    }
+  };
+
+  /** An LL-HLS playlist, blocking until `_HLS_msn` / `_HLS_part` when asked (RFC 8216bis 6.2.5.2). */
+  const lowLatencyPlaylist = async (
+    channelId: string,
+    client: string,
+    rendition: LowLatencyRendition,
+    query: { msn: string | undefined; part: string | undefined },
+    targetDuration: number,
+  ): Promise<Answer | Uint8Array | undefined> => {
+    const msn = directive(query.msn);
+    const part = directive(query.part);
+    if (msn === null || part === null || (part !== undefined && msn === undefined))
+      return text(400, '_HLS_msn and _HLS_part are numbers, and _HLS_part needs _HLS_msn');
+    if (msn !== undefined) {
+      const newest = rendition.position?.msn ?? -1;
+      if (msn > newest + 2) return text(400, '_HLS_msn is more than two segments ahead of the playlist');
+      const refused = await hold(
+        channelId,
+        client,
+        rendition,
+        () => rendition.reached(msn, part),
+        3 * targetDuration * 1000,
+      );
+      if (refused) return refused;
+    }
+    const playlist = rendition.playlist();
+    return playlist === undefined ? undefined : Buffer.from(playlist);
+  };
+
+  /** An LL-HLS file from memory, or undefined when it is not there. */
+  const lowLatencyFile = async (
+    channelId: string,
+    client: string,
+    rendition: LowLatencyRendition,
+    name: string,
+  ): Promise<Answer | Uint8Array | undefined> => {
+    if (name === 'init.mp4') return rendition.initSegment;
+    const segment = /^seg([0-9]+)\.m4s$/.exec(name);
+    if (segment) return rendition.segment(Number(segment[1]));
+    const part = Number(/^part([0-9]+)\.m4s$/.exec(name)?.[1]);
+    // The preload-hinted part is asked for before it exists: it is sent as soon as it does.
+    if (part === rendition.hintedPart) {
+      const refused = await hold(
+        channelId,
+        client,
+        rendition,
+        () => rendition.hintedPart !== part,
+        MAX_BLOCKING_MS,
+      );
+      if (refused) return refused;
+    }
+    return rendition.part(part);
+  };
+
   /** A file of this process's, or undefined: counted as the channel's HLS delivery. */
   const local = async (
     channelId: string,
     connectionId: string,
     file: string,
+    client: string,
+    query: { msn: string | undefined; part: string | undefined },
   ): Promise<Answer | undefined> => {
     const served = core.served(channelId);
     if (!served) return undefined;
+    const [index, name] = file.split('/');
+    const rendition = served.connectionId === connectionId ? served.lowLatency?.[Number(index)] : undefined;
+    if (rendition && name) {
+      const found =
+        name === 'index.m3u8'
+          ? await lowLatencyPlaylist(
+              channelId,
+              client,
+              rendition,
+              query,
+              served.renditions[Number(index)]!.durationSeconds,
+            )
+          : await lowLatencyFile(channelId, client, rendition, name);
+      if (!found) return undefined;
+      if (!(found instanceof Uint8Array)) return found;
+      usage.hls(channelId, served.organizationId, found.length);
+      const playlist = name === 'index.m3u8';
+      return {
+        status: 200,
+        body: found,
+        headers: {
+          'Content-Type': playlist ? PLAYLIST : 'video/mp4',
+          // A blocking reload's URL names one version of the playlist: it may be cached a while.
+          'Cache-Control': playlist
+            ? `public, max-age=${query.msn === undefined ? 1 : 60}`
+            : 'public, max-age=86400, immutable',
+        },
+      };
+    }
     const data = await readFile(join(served.dir, connectionId, 'hls', file)).catch(() => undefined);
     if (!data) return undefined;
     let body: Uint8Array = data;
@@ -82,13 +248,17 @@ export function mountHls(
   };
 
   /** The answer of the peer process holding the channel, or undefined when none does. */
-  const fromPeer = async (channelId: string, path: string): Promise<Answer | undefined> => {
+  const fromPeer = async (
+    channelId: string,
+    path: string,
+    blocking: boolean,
+  ): Promise<Answer | undefined> => {
     const peer = await core.peerOf(channelId);
     if (!peer) return undefined;
     try {
       const answer = await fetch(`${peer}${path}`, {
         headers: { [PEER_HEADER]: '1' },
-        signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
+        signal: AbortSignal.timeout(PEER_TIMEOUT_MS + (blocking ? MAX_BLOCKING_MS : 0)),
       });
       const headers: Record<string, string> = {};
       for (const name of ['content-type', 'cache-control']) {
@@ -107,24 +277,27 @@ export function mountHls(
   };
 
   app.get(
-    '/hls/:channel{[0-9a-f]{1,64}}/:connection{[0-9a-f]{1,64}}/:file{master\\.m3u8|[0-9]{1,2}/(?:index\\.m3u8|seg[0-9]{1,9}\\.ts)}',
+    '/hls/:channel{[0-9a-f]{1,64}}/:connection{[0-9a-f]{1,64}}/:file{master\\.m3u8|[0-9]{1,2}/(?:index\\.m3u8|seg[0-9]{1,9}\\.(?:ts|m4s)|part[0-9]{1,9}\\.m4s|init\\.mp4)}',
     async (c) => {
       const started = performance.now();
       const channelId = c.req.param('channel');
       const file = c.req.param('file');
       const fromPeerProcess = c.req.header(PEER_HEADER) !== undefined;
       let source: Source = 'local';
-      let answer = await local(channelId, c.req.param('connection'), file);
+      const client = `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`;
+      const query = { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') };
+      let answer = await local(channelId, c.req.param('connection'), file, client, query);
       if (!answer && !fromPeerProcess) {
         source = 'peer';
-        answer = await fromPeer(channelId, c.req.path);
+        const search = new URL(c.req.url).search;
+        // Every LL-HLS request may wait there (blocking reloads, the hinted part).
+        answer = await fromPeer(channelId, `${c.req.path}${search}`, !file.endsWith('.ts'));
       }
       answer ??= NOT_FOUND;
       const playlist = file.endsWith('.m3u8');
       // Viewers and bytes are counted where the viewer's request arrived, once.
       if (!fromPeerProcess && answer.status === 200) {
-        if (playlist)
-          viewers.seen(channelId, `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`);
+        if (playlist) viewers.seen(channelId, client);
         metrics.hlsBytes.inc(answer.body.length);
       }
       metrics.hlsRequests.inc({

@@ -17,6 +17,7 @@ import {
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore, type LiveTimings } from './core.ts';
 import { mountHls } from './hls.ts';
+import { hlsPlaybackTokens } from './playback-tokens.ts';
 import type { RtmpTimings } from './ingest/rtmp.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';
 import { createRtmpServers } from './rtmp.ts';
@@ -26,6 +27,7 @@ import { LiveUsage } from './usage.ts';
 import { Webhooks } from './webhooks.ts';
 import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
+import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
 
 export type { LiveDeps } from './types.ts';
@@ -125,6 +127,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     // Read at scrape time, when `core` below exists.
     publishers: (): number => core.sessionCount,
     viewers: () => viewers.count(),
+    webRtcViewers: (): number => core.viewerCount,
   });
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
     dir: options.dir,
@@ -144,6 +147,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     metrics.whip.inc({ status: String(c.res.status) });
   });
   mountWhip(app, liveAuth(deps, 'whip'), core);
+  mountWhep(app, core);
+  app.use('/hls/*', hlsPlaybackTokens(deps.db, deps.secrets));
   mountHls(app, { core, usage, metrics, viewers, config: deps.config, log });
   mountLiveApi(app, deps, liveAuth(deps, 'live'), core);
   app.onError((error, c) => {

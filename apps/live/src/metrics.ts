@@ -75,7 +75,7 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
-  constructor(probes: { publishers: () => number; viewers: () => number }) {
+  constructor(probes: { publishers: () => number; viewers: () => number; webRtcViewers: () => number }) {
     new Gauge({
       name: 'ukiyo_live_publishers',
       help: 'Publishers connected to this process (one ffmpeg ladder each)',
@@ -90,6 +90,14 @@ export class LiveMetrics {
       registers: [this.registry],
       collect() {
         this.set(probes.viewers());
+      },
+    });
+    new Gauge({
+      name: 'ukiyo_live_webrtc_viewers',
+      help: 'WebRTC viewers (WHEP, Sora recvonly) connected to this process',
+      registers: [this.registry],
+      collect() {
+        this.set(probes.webRtcViewers());
       },
     });
   }

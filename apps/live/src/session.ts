@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Rendition } from '@ukiyo/contract';
@@ -9,9 +10,11 @@ import {
   ffmpegArgs,
   mapsAudio,
   masterPlaylist,
+  partTarget,
   playlistSegments,
   STREAMS_PLAYLIST,
 } from './hls/ladder.ts';
+import { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { Ingest } from './ingest/ingest.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
@@ -56,10 +59,14 @@ export interface SessionOptions {
   onEnd(): Promise<void>;
 }
 
+/** Complete segments an LL-HLS rendition keeps in memory, and the bytes they may hold. */
+const LOW_LATENCY_WINDOW = { windowSegments: 6, windowBytes: 48 * 1024 * 1024 };
+
 /**
  * One publisher's HLS: an ffmpeg reading the ingest's media (ingest/) and encoding the channel's
  * ladder, the playlists watched for new segments (the first one puts the channel on air, each
  * is archived), and the end: ingest closed, ffmpeg finishing its playlists, files removed.
+ * Unencrypted channels also get Low-Latency HLS, packaged in memory from ffmpeg's fMP4 pipes.
  */
 export class PublishSession {
   readonly startedAt = Date.now();
@@ -75,6 +82,8 @@ export class PublishSession {
   private lastMediaAt = Date.now();
   private ending: Promise<void> | undefined;
   private stderr = '';
+  /** Per rendition; undefined for encrypted channels (MPEG-TS segments only: see ladder.ts). */
+  readonly lowLatency: LowLatencyRendition[] | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.archived = {
@@ -85,6 +94,19 @@ export class PublishSession {
     };
     this.seen = options.renditions.map(() => new Set());
     this.playlistTimes = options.renditions.map(() => 0);
+    this.lowLatency = options.encryption
+      ? undefined
+      : options.renditions.map(
+          (rendition) =>
+            new LowLatencyRendition({
+              targetDuration: rendition.durationSeconds,
+              partTarget: partTarget(rendition),
+              ...(rendition.startTimeOffset === undefined
+                ? {}
+                : { startTimeOffset: rendition.startTimeOffset }),
+              ...LOW_LATENCY_WINDOW,
+            }),
+        );
   }
 
   get hlsDir(): string {
@@ -120,10 +142,27 @@ export class PublishSession {
         dir: this.hlsDir,
         withAudio: ingest.withAudio,
         keyInfoFile,
+        lowLatency: this.lowLatency !== undefined,
       }),
-      { stdio: ['pipe', 'ignore', 'pipe'] },
+      // Descriptors 3 and up: each rendition's fMP4 (ffmpegArgs names them pipe:3...).
+      { stdio: ['pipe', 'ignore', 'pipe', ...(this.lowLatency ?? []).map(() => 'pipe' as const)] },
     ) as unknown as ChildProcessWithoutNullStreams;
     this.ffmpeg = ffmpeg;
+    for (const [index, packager] of (this.lowLatency ?? []).entries()) {
+      const fragments = ffmpeg.stdio[3 + index] as Readable;
+      fragments.on('data', (chunk: Buffer) => {
+        try {
+          packager.push(chunk);
+        } catch (error) {
+          this.options.log.error(
+            { err: error, rendition: index },
+            'ffmpeg wrote fMP4 that cannot be packaged',
+          );
+          if (!this.ending) void this.stop('LL-HLS packaging failed');
+        }
+      });
+      fragments.on('end', () => packager.end());
+    }
     ffmpeg.stderr.setEncoding('utf8');
     ffmpeg.stderr.on('data', (chunk: string) => {
       this.stderr = (this.stderr + chunk).slice(-4000);
@@ -259,6 +298,7 @@ export class PublishSession {
       await this.ffmpegExited;
       clearTimeout(kill);
     }
+    for (const packager of this.lowLatency ?? []) packager.end();
     await this.watch().catch(() => {});
     await rm(join(this.options.dir, 'private'), { recursive: true, force: true });
     await this.options.onEnd();

@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { addressOf, authorizePublisher } from '@ukiyo/server';
 import type { LiveCore } from './core.ts';
 import { PublishError } from './ingest/ingest.ts';
-import type { VideoCodec, WebRtcIngest } from './ingest/webrtc.ts';
+import type { VideoCodec } from './ingest/webrtc.ts';
 import type { LiveDeps } from './types.ts';
 
 export interface SoraTimings {
@@ -58,17 +58,26 @@ export function mountSoraSignaling(
         request.socket.remoteAddress,
         deps.config,
       );
-      new SoraPublisher(ws, address, deps, core, log, timings).run();
+      new SoraConnection(ws, address, deps, core, log, timings).run();
     });
   });
   return sockets;
 }
 
-/** One signaling connection: its messages in order, and the publisher it starts. */
-class SoraPublisher {
+/** The peer a signaling connection negotiates: a publisher's ingest or a viewer. */
+interface SoraPeer {
+  addCandidate(candidate: { candidate: string; sdpMid?: string; sdpMLineIndex?: number }): Promise<void>;
+  offer(): Promise<{ sdp: string; mid: { video: string; audio?: string } }>;
+  accept(answer: string): Promise<void>;
+}
+
+/** One signaling connection: its messages in order, and the publisher or viewer it starts. */
+class SoraConnection {
   private readonly inbox: SoraClientMessage[] = [];
   private wake: (() => void) | undefined;
-  private ingest: WebRtcIngest | undefined;
+  private peer: SoraPeer | undefined;
+  /** Ends the publisher or viewer when the socket closes. */
+  private leave: (() => void) | undefined;
   private candidates = 0;
   private missedPongs = 0;
   private gone = false;
@@ -87,25 +96,83 @@ class SoraPublisher {
     this.ws.on('close', () => {
       this.gone = true;
       this.wake?.();
-      this.ingest?.leave('publisher left (signaling closed)');
+      this.leave?.();
     });
     this.ws.on('error', () => {});
     void this.within(first, 'no connect message')
-      .then((data) => this.publish(data))
+      .then((data) => this.start(data))
       .catch((error: unknown) => this.refuse(error));
   }
 
-  private async publish(data: RawData): Promise<void> {
+  private async start(data: RawData): Promise<void> {
     const connect = SoraConnectMessage.safeParse(parseJson(data));
     if (!connect.success) throw new PublishError(400, 'the first message must be a valid connect message');
-    const { role, channel_id: channelId, metadata } = connect.data;
-    if (role !== 'sendonly')
-      throw new PublishError(400, `role ${role} is not supported: publish with sendonly`);
-    const video = connect.data.video ?? true;
+    const { role } = connect.data;
+    if (role === 'recvonly') return this.view(connect.data);
+    if (role !== 'sendonly') {
+      throw new PublishError(400, `role ${role} is not supported: publish with sendonly, view with recvonly`);
+    }
+    return this.publish(connect.data);
+  }
+
+  /**
+   * Our offer, the client's answer: the same exchange for a publisher (we receive) and a viewer
+   * (we send). `connectionId` is the client's id in the offer.
+   */
+  private async negotiate(peer: SoraPeer, channelId: string, connectionId: string): Promise<void> {
+    this.peer = peer;
+    const offer = await peer.offer();
+    this.send({
+      type: 'offer',
+      sdp: offer.sdp,
+      client_id: connectionId,
+      connection_id: connectionId,
+      channel_id: channelId,
+      mid: offer.mid,
+      simulcast: false,
+      spotlight: false,
+    });
+    const answer = await this.within(this.next('answer'), 'no answer to the offer');
+    if (answer.type === 'disconnect') throw new PublishError(400, 'the client left before answering');
+    await peer.accept(answer.sdp);
+  }
+
+  /**
+   * A viewer (`role: recvonly`): the publisher's media forwarded to it as to a WHEP viewer; a
+   * channel needing playback tokens takes one as `metadata.access_token`.
+   */
+  private async view(connect: SoraConnectMessage): Promise<void> {
+    const { channel_id: channelId, metadata } = connect;
+    this.ws.on('message', (raw) => this.receive(raw));
+    const viewer = await this.core.watch(channelId, 'sora', metadata?.access_token, (negotiating) =>
+      this.negotiate(negotiating, channelId, negotiating.id),
+    );
+    this.leave = () => void viewer.close();
+    this.connected('recvonly', channelId, viewer.id);
+    void viewer.ended.then(() => this.close(1000, 'viewer ended'));
+    await this.next('disconnect');
+    await viewer.close();
+  }
+
+  private connected(role: 'sendonly' | 'recvonly', channelId: string, connectionId: string): void {
+    this.send({
+      type: 'notify',
+      event_type: 'connection.created',
+      role,
+      channel_id: channelId,
+      client_id: connectionId,
+      connection_id: connectionId,
+    });
+    this.keepAlive();
+  }
+
+  private async publish(connect: SoraConnectMessage): Promise<void> {
+    const { channel_id: channelId, metadata } = connect;
+    const video = connect.video ?? true;
     if (video === false) throw new PublishError(400, 'a publisher must send video');
     const videoCodec = VIDEO_CODECS[(video === true ? undefined : video.codec_type) ?? 'H264'];
     if (!videoCodec) throw new PublishError(400, 'video codec_type must be H264 or VP8');
-    const audio = connect.data.audio ?? true;
+    const audio = connect.audio ?? true;
     if (audio !== true && audio !== false && (audio.codec_type ?? 'OPUS') !== 'OPUS') {
       throw new PublishError(400, 'audio codec_type must be OPUS');
     }
@@ -122,39 +189,25 @@ class SoraPublisher {
 
     this.ws.on('message', (raw) => this.receive(raw));
     const ingest = this.core.webRtcIngest('sora');
-    this.ingest = ingest;
+    this.leave = () => ingest.leave('publisher left (signaling closed)');
     const { access_token: _bearer, ...webhookMetadata } = metadata ?? {};
     const { connectionId } = await this.core.publish(
       authorization.principal.organizationId,
       channelId,
       ingest,
-      async (connectionId) => {
-        const offer = await ingest.offer({ audio: audio !== false, videoCodec });
-        this.send({
-          type: 'offer',
-          sdp: offer.sdp,
-          client_id: connectionId,
-          connection_id: connectionId,
-          channel_id: channelId,
-          mid: offer.mid,
-          simulcast: false,
-          spotlight: false,
-        });
-        const answer = await this.within(this.next('answer'), 'no answer to the offer');
-        if (answer.type === 'disconnect') throw new PublishError(400, 'the client left before answering');
-        await ingest.accept(answer.sdp);
-      },
+      (connectionId) =>
+        this.negotiate(
+          {
+            offer: () => ingest.offer({ audio: audio !== false, videoCodec }),
+            accept: (answer) => ingest.accept(answer),
+            addCandidate: (candidate) => ingest.addCandidate(candidate),
+          },
+          channelId,
+          connectionId,
+        ),
       metadata ? webhookMetadata : undefined,
     );
-    this.send({
-      type: 'notify',
-      event_type: 'connection.created',
-      role: 'sendonly',
-      channel_id: channelId,
-      client_id: connectionId,
-      connection_id: connectionId,
-    });
-    this.keepAlive();
+    this.connected('sendonly', channelId, connectionId);
     void ingest.ended.then(() => this.close(1000, 'publisher session ended'));
     await this.next('disconnect');
     ingest.leave('publisher left (Sora disconnect)');
@@ -168,7 +221,7 @@ class SoraPublisher {
     if (message.type === 'pong') this.missedPongs = 0;
     else if (message.type === 'candidate') {
       if (++this.candidates > MAX_CANDIDATES) return void this.close(closeCode(400), 'too many candidates');
-      void this.ingest?.addCandidate({
+      void this.peer?.addCandidate({
         candidate: message.candidate,
         ...(message.sdpMid != null ? { sdpMid: message.sdpMid } : {}),
         ...(message.sdpMLineIndex != null ? { sdpMLineIndex: message.sdpMLineIndex } : {}),

@@ -136,6 +136,39 @@ export async function probe(
   return JSON.parse(stdout) as { streams: ProbedStream[]; format: { duration: string } };
 }
 
+/** The URIs of a media playlist's whole segments, oldest first. */
+export function segmentNames(playlist: string): string[] {
+  return playlist.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/**
+ * A media playlist's first whole segment (polled for until there is one), as a file can hold it
+ * to be probed: an LL-HLS fMP4 segment after its EXT-X-MAP init segment, an MPEG-TS one alone.
+ */
+export async function firstSegmentOf(
+  mediaUrl: string,
+): Promise<{ bytes: Buffer; contentType: string | null }> {
+  const playlist = await waitFor(
+    async () => {
+      const text = await (await fetch(mediaUrl)).text();
+      return segmentNames(text).length > 0 ? text : undefined;
+    },
+    10_000,
+    'a whole segment in the media playlist',
+  );
+  const get = async (name: string) => {
+    const answer = await fetch(new URL(name, mediaUrl));
+    return {
+      bytes: Buffer.from(await answer.arrayBuffer()),
+      contentType: answer.headers.get('content-type'),
+    };
+  };
+  const segment = await get(segmentNames(playlist)[0]!);
+  const map = /#EXT-X-MAP:URI="([^"]+)"/.exec(playlist)?.[1];
+  if (!map) return segment;
+  return { ...segment, bytes: Buffer.concat([(await get(map)).bytes, segment.bytes]) };
+}
+
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined>,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, firstSegmentOf, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { onAirLog } from './on-air-log.ts';
 import { publish, type Publisher } from './publisher.ts';
 
@@ -107,14 +107,13 @@ describe('live publishers of other shapes and stacks', () => {
     }
     const listedAt = Date.now();
     const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
-    const name = (await (await fetch(media)).text()).split('\n').find((line) => line.endsWith('.ts'))!;
-    const segment = Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer());
-    return { segment, listedAt };
+    return { segment: (await firstSegmentOf(media)).bytes, listedAt };
   };
   const firstSegment = async (channelId: string) => (await firstSegmentListed(channelId)).segment;
-  const expectTransportStream = (segment: Buffer) => {
-    expect(segment.length % 188).toBe(0);
-    for (let offset = 0; offset < segment.length; offset += 188) expect(segment[offset]).toBe(0x47);
+  /** An LL-HLS segment after its init segment: fragmented MP4. */
+  const expectFragmentedMp4 = (segment: Buffer) => {
+    expect(segment.toString('latin1', 4, 8)).toBe('ftyp');
+    expect(segment.includes('moof')).toBe(true);
   };
 
   beforeAll(async () => {
@@ -138,7 +137,7 @@ describe('live publishers of other shapes and stacks', () => {
     });
     publishers.push(publisher);
     expect(publisher).toMatchObject({ status: 201, error: '' });
-    expectTransportStream(await firstSegment(channelId));
+    expectFragmentedMp4(await firstSegment(channelId));
     await publisher.stop();
   });
 
@@ -159,7 +158,7 @@ describe('live publishers of other shapes and stacks', () => {
           .map((line) => JSON.parse(line) as Record<string, unknown>);
       try {
         const { segment, listedAt } = await firstSegmentListed(channelId);
-        expectTransportStream(segment);
+        expectFragmentedMp4(segment);
         expect(onAirAfter('aiortc', channelId, listedAt)).toBeLessThan(ON_AIR_BOUND_MS);
         expect(events()).toContainEqual(expect.objectContaining({ event: 'answered', status: 201 }));
         expect(events()).toContainEqual({ event: 'state', state: 'connected' });
@@ -200,7 +199,7 @@ describe('live publishers of other shapes and stacks', () => {
     const { segment, listedAt } = await firstSegmentListed(channelId);
     expect(onAirAfter('werift', channelId, listedAt)).toBeLessThan(ON_AIR_BOUND_MS);
     // The audio held back until the first keyframe is in the first segment with the video.
-    const file = join(mkdtempSync(join(tmpdir(), 'ukiyo-onair-')), 'seg.ts');
+    const file = join(mkdtempSync(join(tmpdir(), 'ukiyo-onair-')), 'seg.mp4');
     writeFileSync(file, segment);
     const { streams, format } = await probe(file);
     expect(streams.map((stream) => stream.codec_name).sort()).toEqual(['aac', 'h264']);

@@ -10,7 +10,7 @@ import {
   testServer,
   until,
 } from '@ukiyo/server/testing';
-import { apiToken } from './helpers.ts';
+import { apiToken, segmentNames } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
 
 // `npm run start:live` twice on one PostgreSQL: a publisher on one process, a viewer on the
@@ -108,15 +108,15 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       async () => {
         const answer = await fetch(`${liveUrl(second)}${path.replace('master', '0/index')}`);
         const text = await answer.text();
-        return answer.status === 200 && text.includes('.ts') ? text : undefined;
+        return answer.status === 200 && text.includes('#EXTINF') ? text : undefined;
       },
       20_000,
       200,
     );
-    const segment = media.split('\n').find((line) => line.endsWith('.ts'))!;
+    const segment = segmentNames(media)[0]!;
     const answer = await fetch(`${liveUrl(second)}${path.replace('master.m3u8', `0/${segment}`)}`);
     expect(answer.status).toBe(200);
-    expect(answer.headers.get('content-type')).toBe('video/mp2t');
+    expect(answer.headers.get('content-type')).toBe('video/mp4');
     expect((await answer.arrayBuffer()).byteLength).toBeGreaterThan(1_000);
 
     const [firstMetrics, secondMetrics] = await Promise.all([metrics(first), metrics(second)]);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAD_TOKENS_PER_ADDRESS, createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, firstSegmentOf, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { onAirLog } from './on-air-log.ts';
 
 const T = {
@@ -146,10 +146,8 @@ describe('RTMP and RTMPS ingest', () => {
     expect(master.match(/#EXT-X-STREAM-INF/g)).toHaveLength(LADDER.length);
     expect(master).toContain('mp4a.40.2');
     for (const [index, rendition] of LADDER.entries()) {
-      const playlist = await (await fetch(`${base}${index}/index.m3u8`)).text();
-      const name = playlist.split('\n').find((line) => line.endsWith('.ts'))!;
-      const file = join(dir, `seg-${channel.channel_id}-${index}.ts`);
-      writeFileSync(file, Buffer.from(await (await fetch(`${base}${index}/${name}`)).arrayBuffer()));
+      const file = join(dir, `seg-${channel.channel_id}-${index}.mp4`);
+      writeFileSync(file, (await firstSegmentOf(`${base}${index}/index.m3u8`)).bytes);
       const { streams } = await probe(file);
       expect(streams.map((stream) => stream.codec_name).sort()).toEqual(['aac', 'h264']);
       expect(streams.find((stream) => stream.codec_type === 'video')).toMatchObject({

@@ -55,7 +55,9 @@ describe('Sora signaling: what is refused, and how', () => {
   it('closes with 4000 + the HTTP status WHIP would answer, and the reason', async () => {
     const cases: [unknown, number, RegExp][] = [
       ['not json', 4400, /valid connect message/],
-      [connect({ role: 'recvonly' }), 4400, /role recvonly is not supported/],
+      [connect({ role: 'sendrecv' }), 4400, /role sendrecv is not supported/],
+      // A viewer of a channel nobody publishes to.
+      [connect({ role: 'recvonly' }), 4404, /the channel is not on air/],
       [connect({ video: false }), 4400, /must send video/],
       [connect({ video: { codec_type: 'VP9' } }), 4400, /H264 or VP8/],
       [connect({ audio: { codec_type: 'AAC' } }), 4400, /OPUS/],

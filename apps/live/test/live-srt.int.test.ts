@@ -14,7 +14,7 @@ import {
   peerIpField,
   type Handshake,
 } from '../src/ingest/srt-packets.ts';
-import { apiToken, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, firstSegmentOf, probe, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { onAirLog } from './on-air-log.ts';
 
 const T = {
@@ -96,12 +96,8 @@ describe('SRT ingest', () => {
     const probed = [];
     for (let index = 0; index < renditions; index++) {
       const media = masterUrl.replace(/master\.m3u8$/, `${index}/index.m3u8`);
-      const name = (await (await fetch(media)).text()).split('\n').find((line) => line.endsWith('.ts'))!;
-      const file = join(scratch, `${index}-${Date.now()}.ts`);
-      writeFileSync(
-        file,
-        Buffer.from(await (await fetch(media.replace(/index\.m3u8$/, name))).arrayBuffer()),
-      );
+      const file = join(scratch, `${index}-${Date.now()}.mp4`);
+      writeFileSync(file, (await firstSegmentOf(media)).bytes);
       probed.push((await probe(file)).streams.map((stream) => `${stream.codec_type}:${stream.codec_name}`));
     }
     return probed;

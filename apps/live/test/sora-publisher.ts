@@ -7,11 +7,13 @@ import { fileURLToPath } from 'node:url';
 const SORA_JS = readFileSync(fileURLToPath(import.meta.resolve('sora-js-sdk')));
 
 /**
- * A plain page publishing with the SDK, as a customer's page would. `publish(signalingUrl,
+ * A plain page publishing or viewing with the SDK, as a customer's page would. `publish(signalingUrl,
  * channelId, accessToken, camera)` takes the camera and microphone when `camera` (a browser with
  * fake devices), else a canvas and an oscillator; it resolves with the connection id and the
  * wall clock of the SDK's connect, or rejects with the SDK's error. `window.events` lists the
- * SDK's notify and disconnect callbacks.
+ * SDK's notify and disconnect callbacks. `view(signalingUrl, channelId, playbackToken)` connects
+ * `recvonly` and plays what arrives in a muted `<video id="viewer">`; it resolves with the
+ * viewer's connection id.
  */
 const PAGE = `<!doctype html><meta charset="utf-8"><title>Sora publisher</title>
 <script type="module">
@@ -43,6 +45,16 @@ window.publish = async (signalingUrl, channelId, accessToken, camera) => {
   const connectedAt = Date.now();
   await publisher.connect(stream);
   return { connectionId: publisher.connectionId, connectedAt };
+};
+window.view = async (signalingUrl, channelId, accessToken) => {
+  const video = Object.assign(document.createElement('video'), { muted: true, autoplay: true, playsInline: true });
+  video.id = 'viewer';
+  document.body.append(video);
+  const viewer = Sora.connection(signalingUrl).recvonly(channelId, accessToken ? { access_token: accessToken } : null);
+  viewer.on('track', (event) => (video.srcObject = event.streams[0]));
+  window.viewer = viewer;
+  await viewer.connect();
+  return viewer.connectionId;
 };
 </script>`;
 

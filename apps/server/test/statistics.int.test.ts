@@ -93,12 +93,12 @@ describe('usage from the edge', () => {
       name: string;
       stats: { requests: number; outboundBytes: number };
     }[];
-    expect(origins.map((o) => [o.name, o.stats])).toEqual([
+    expect(origins.map((o) => [o.name, o.stats])).toMatchObject([
       [names[0], { requests: 3, outboundBytes: served[0] }],
       [names[1], { requests: 1, outboundBytes: served[1] }],
     ]);
-    expect(stats.body.total).toEqual({ requests: 4, outboundBytes: served[0]! + served[1]! });
-    expect(stats.body.daily).toEqual([
+    expect(stats.body.total).toMatchObject({ requests: 4, outboundBytes: served[0]! + served[1]! });
+    expect(stats.body.daily).toMatchObject([
       { day: now.toISOString().slice(0, 10), requests: 4, outboundBytes: served[0]! + served[1]! },
     ]);
 
@@ -133,6 +133,74 @@ describe('usage from the edge', () => {
     expect(rows.map((r) => r.serviceCd)).not.toContain(SAMPLES_SERVICE_CODE);
   });
 
+  it('prices the month by plan_prices: the dashboard against last month, its projection and cost, and invoices', async () => {
+    const { db } = server.deps;
+    const { plan } = await db
+      .selectFrom('organizations')
+      .select('plan')
+      .where('id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    // An operator's price change: two requests included, then 50,000 per 10,000 more.
+    await db
+      .updateTable('plan_prices')
+      .set({ included_requests: 2, per_10k_requests: 50_000 })
+      .where('plan', '=', plan)
+      .execute();
+    const prices = (await client.call('plan.prices')).body.prices as Array<{
+      plan: number;
+      monthlyFee: number;
+    }>;
+    expect(prices.map((price) => price.plan)).toEqual([1, 2, 3, 4]);
+    const fee = prices[plan - 1]!.monthlyFee;
+    const now = new Date();
+    const origin = await db
+      .selectFrom('origins')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    const lastMonthDay = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15))
+      .toISOString()
+      .slice(0, 10);
+    await db
+      .insertInto('usage_daily')
+      .values({
+        origin_id: origin.id,
+        organization_id: organizationId,
+        day: lastMonthDay,
+        requests: 7,
+        outbound_bytes: 1000,
+      })
+      .execute();
+
+    const { body } = await client.call('statistics.dashboard');
+    expect(body).toMatchObject({
+      requests: 4,
+      lastMonth: { requests: 7, outboundBytes: 1000 },
+      hitRatio: 0,
+      price: { plan, currency: 'JPY', includedRequests: 2, per10kRequests: 50_000 },
+      cost: { soFar: fee + 10 },
+    });
+    const daily = body.daily as Array<{ requests: number }>;
+    expect(daily.reduce((sum, day) => sum + day.requests, 0)).toBe(4);
+    const projected = body.projected as { requests: number };
+    expect(projected.requests).toBeGreaterThanOrEqual(4);
+    expect((body.cost as { projected: number }).projected).toBe(
+      fee + ((projected.requests - 2) / 10_000) * 50_000,
+    );
+
+    const invoices = await admin.call('admin.invoices', {
+      year: now.getUTCFullYear(),
+      month: now.getUTCMonth() + 1,
+    });
+    expect(
+      (invoices.body.rows as Array<{ memberId: string }>).find((row) => row.memberId === memberCode),
+    ).toMatchObject({
+      requests: 4,
+      amount: fee + 10,
+      currency: 'JPY',
+    });
+  });
+
   it('refuses a range that ends before it starts and a month in the future', async () => {
     const result = await client.call('statistics.origins', {
       from: '2026-02-01T00:00:00Z',
@@ -161,7 +229,8 @@ describe('usage from the edge', () => {
       from: '2020-01-01T00:00:00Z',
       to: '2020-12-31T00:00:00Z',
     });
-    expect(result.body).toEqual({ origins: [], total: { requests: 0, outboundBytes: 0 }, daily: [] });
+    expect(result.body).toMatchObject({ origins: [], total: { requests: 0, outboundBytes: 0 }, daily: [] });
+    expect(result.body.top).toEqual({ paths: [], pathsByBytes: [], transforms: [], formats: [], errors: [] });
     expect((await outsider.call('statistics.dashboard')).body).toMatchObject({
       requests: 0,
       outboundBytes: 0,

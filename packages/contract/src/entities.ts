@@ -163,6 +163,33 @@ export const OriginMinimum = Origin.pick({
 
 export const Usage = z.object({ requests: z.number(), outboundBytes: z.number() });
 
+/** What the image edge counts of its answers beside the billed usage (statistics.origins). */
+export const DeliveryAnalytics = z.object({
+  status: z.object({
+    ok: z.number(),
+    notModified: z.number(),
+    clientError: z.number(),
+    serverError: z.number(),
+  }),
+  /** Answers by where they came from; refusals have none. */
+  cache: z.object({
+    memory: z.number(),
+    disk: z.number(),
+    shared: z.number(),
+    miss: z.number(),
+    coalesced: z.number(),
+    stale: z.number(),
+  }),
+  /** Answers from a cache (memory, disk, shared tier, stale) over all with a cache result; null: none. */
+  hitRatio: z.number().nullable(),
+  /** Bytes fetched from the origin. */
+  originBytes: z.number(),
+  /** Converted images answered whole: the originals' bytes, the bytes delivered, and the difference. */
+  sourceBytes: z.number(),
+  convertedBytes: z.number(),
+  savedBytes: z.number(),
+});
+
 export const AuthToken = z.object({
   authTokenID: z.number(),
   organizationID: z.number(),
@@ -211,11 +238,43 @@ export const LiveUsage = z.object({
   hlsBytesOut: z.number(),
 });
 
+/** Sign-ins and sign-outs of an account. */
+export const AUDIT_SESSION_KINDS = ['login', 'logout', 'login_failed'] as const;
+/** What a recorded configuration change was made to (see the server's audit-trail.ts). */
+export const AUDIT_CHANGE_KINDS = [
+  'origin',
+  'certificate',
+  'member',
+  'password',
+  'token',
+  'plan',
+  'organization',
+  'channel',
+  'cache',
+  'two_step',
+  'webhook_secret',
+] as const;
+export const AuditKind = z.enum([...AUDIT_SESSION_KINDS, ...AUDIT_CHANGE_KINDS], {
+  error: 'validation.invalid',
+});
+export type AuditKind = z.infer<typeof AuditKind>;
+
 export const AuditEntry = z.object({
+  auditEntryID: z.number(),
   time: z.string(),
-  kind: z.enum(['login', 'logout', 'login_failed']),
+  kind: AuditKind,
+  /** The person: the signed-in user, or the user an API token acts for. */
   email: z.string(),
   ip: z.string(),
+  /** The API token a change was made with; null for a person in the console. */
+  token: z.object({ id: z.number(), name: z.string() }).nullable(),
+  /** The operation that made a change (`origin.update`); null for sign-ins and sign-outs. */
+  operation: z.string().nullable(),
+  /** The changed thing's name (an origin's host, a member's e-mail address, a URL). */
+  subject: z.string(),
+  /** The changed fields before and after (secrets masked); null before a creation or after a deletion. */
+  before: z.record(z.string(), z.unknown()).nullable(),
+  after: z.record(z.string(), z.unknown()).nullable(),
 });
 
 export const StatusEvent = z.object({
@@ -233,12 +292,37 @@ export const InvoiceRow = z.object({
   serviceCd: z.string(),
   name: z.string(),
   transferGiB: z.number(),
+  requests: z.number(),
+  /** The month's charge by the organization's plan in plan_prices; null without a price. */
+  amount: z.number().nullable(),
+  currency: z.string().nullable(),
+});
+
+/** A plan's prices (plan_prices): what the dashboard and the plan page show. */
+export const PlanPrice = z.object({
+  plan: z.number(),
+  currency: z.string(),
+  monthlyFee: z.number(),
+  includedRequests: z.number(),
+  includedBytes: z.number(),
+  per10kRequests: z.number(),
+  perGiB: z.number(),
 });
 
 export const DashboardUsage = z.object({
   billingPeriod: z.object({ from: z.string(), to: z.string() }),
   requests: z.number(),
   outboundBytes: z.number(),
+  /** This month per UTC day, the whole of last month, and this month carried on at its pace. */
+  daily: z.array(Usage.extend({ day: z.string() })),
+  lastMonth: Usage,
+  projected: Usage,
+  /** Image organizations: cache hit ratio (null: no answers yet) and bytes saved by conversion. */
+  hitRatio: z.number().nullable(),
+  savedBytes: z.number(),
+  /** The plan's prices and the charge so far and projected; null when the plan has no price. */
+  price: PlanPrice.nullable(),
+  cost: z.object({ soFar: z.number(), projected: z.number() }).nullable(),
   liveConnectedSeconds: z.number(),
   webrtcCumulative: z.number(),
   maxConcurrentConnections: z.number(),

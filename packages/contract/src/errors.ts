@@ -53,6 +53,12 @@ export const ERRORS = {
   'cross-site request refused': { status: 400, message: 'error.badRequest' },
   'unknown operation': { status: 404, message: 'error.badRequest' },
   'malformed request body': { status: 400, message: 'error.badRequest' },
+  // The Platform API's own refusals (/api/v1).
+  'api token invalid': { status: 401, message: 'error.apiTokenInvalid' },
+  'too many requests': { status: 429, message: 'error.tooManyRequests' },
+  'precondition failed': { status: 412, message: 'error.preconditionFailed' },
+  'idempotency key reused': { status: 422, message: 'error.idempotencyKeyReused' },
+  'idempotency key in use': { status: 409, message: 'error.idempotencyKeyInUse' },
   'not implemented': { status: 501, message: 'error.notImplemented' },
   'internal error': { status: 500, message: 'error.internal' },
 } as const satisfies Record<string, { status: number; message: MessageKey }>;

@@ -30,7 +30,12 @@ describe('live API rules', () => {
     const create = LIVE_TARGETS['ImageFlux_20200316.CreateMultistreamChannel'].request;
     expect(create.safeParse({ auth_webhook_url: 'https://hooks.example.com/a' }).success).toBe(true);
     expect(create.safeParse({ auth_webhook_url: 'file:///etc/passwd' }).success).toBe(false);
-    expect(create.parse({})).toEqual({ auth_webhook_url: '', event_webhook_url: '' });
+    expect(create.parse({})).toEqual({
+      auth_webhook_url: '',
+      event_webhook_url: '',
+      playback_token_required: false,
+    });
+    expect(create.safeParse({ playback_token_required: 'yes' }).success).toBe(false);
   });
 
   it('adds the key id to the key URI with ? or &', () => {

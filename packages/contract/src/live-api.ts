@@ -82,7 +82,12 @@ const channelId = () => text(64).min(1, 'validation.required');
 const webhooks = {
   auth_webhook_url: optionalHttpUrl(),
   event_webhook_url: optionalHttpUrl(),
+  /** Viewers (WHEP, HLS) need a playback token made with CreatePlaybackToken. */
+  playback_token_required: z.boolean({ error: 'validation.invalid' }).default(false),
 };
+
+/** Playback tokens live at most a day. */
+export const MAX_PLAYBACK_TOKEN_SECONDS = 86_400;
 
 /**
  * A created channel: the reference's `channel_id` and `sora_url`, then where each other kind of
@@ -143,6 +148,13 @@ export const LIVE_TARGETS = {
       archive_destinations: z.array(z.object({ archive_destination_id: z.string(), bucket_uri: z.string() })),
     }),
   },
+  'Ukiyo_20261125.CreatePlaybackToken': {
+    request: z.object({
+      channel_id: channelId(),
+      expires_in_seconds: integer(10, MAX_PLAYBACK_TOKEN_SECONDS).default(3600),
+    }),
+    response: z.object({ channel_id: z.string(), token: z.string(), expires_at: z.string() }),
+  },
   'ImageFlux_20200707.GetEncryptKey': {
     request: z.object({ kid: text(64).min(1, 'validation.required') }),
     response: z.object({ encrypt_key: z.string().regex(/^[0-9a-f]{32}$/) }),
@@ -188,7 +200,8 @@ export const SoraConnectMessage = z.object({
   type: z.literal('connect'),
   role: z.enum(['sendonly', 'recvonly', 'sendrecv']),
   channel_id: channelId(),
-  metadata: z.looseObject({ access_token: z.string().max(4096).optional() }).optional(),
+  // sora-js-sdk sends `metadata: null` when given none (a viewer without a playback token).
+  metadata: z.looseObject({ access_token: z.string().max(4096).optional() }).nullish(),
   audio: SoraMedia.optional(),
   video: SoraMedia.optional(),
   sdp: sdp().optional(),

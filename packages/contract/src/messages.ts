@@ -191,6 +191,45 @@ export const MESSAGES = {
     ja: 'この機能はまだ提供されていません',
     en: 'this function is not available yet',
   },
+  // The Platform API (/api/v1)
+  'error.apiTokenInvalid': {
+    ja: 'APIトークンがないか、無効です',
+    en: 'the API token is missing or invalid',
+  },
+  'error.tooManyRequests': {
+    ja: 'リクエストが多すぎます。Retry-After の秒数だけ待ってから再試行してください',
+    en: 'too many requests; retry after the seconds in Retry-After',
+  },
+  'error.preconditionFailed': {
+    ja: '読み込んだ後に変更されています。読み直してから更新してください',
+    en: 'it was changed since you read it; read it again before updating',
+  },
+  'error.idempotencyKeyReused': {
+    ja: 'この Idempotency-Key は別のリクエストに使われています',
+    en: 'this Idempotency-Key was used for another request',
+  },
+  'error.idempotencyKeyInUse': {
+    ja: 'この Idempotency-Key のリクエストはまだ処理中です',
+    en: 'a request with this Idempotency-Key is still being processed',
+  },
+  // The ukiyo CLI (packages/sdk)
+  'cli.usage': {
+    ja: '使い方: ukiyo login --token {エンコード済みトークン} [--url {コンソールのURL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAMLファイル} | ukiyo origins update {オリジンID} -f {ファイル} | ukiyo purge {画像URL} | ukiyo usage',
+    en: 'usage: ukiyo login --token {encoded token} [--url {console URL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAML file} | ukiyo origins update {origin ID} -f {file} | ukiyo purge {image URL} | ukiyo usage',
+  },
+  'cli.loggedIn': {
+    ja: '{{organization}} のトークンを {{file}} に保存しました',
+    en: 'saved the token of {{organization}} in {{file}}',
+  },
+  'cli.notLoggedIn': {
+    ja: 'ログインしていません。ukiyo login --token {トークン} を実行してください',
+    en: 'not logged in: run ukiyo login --token {token}',
+  },
+  'cli.fileUnreadable': {
+    ja: '{{file}} を JSON または YAML として読み込めません',
+    en: 'cannot read {{file}} as JSON or YAML',
+  },
+  'cli.unreachable': { ja: '{{url}} に接続できません: {{reason}}', en: 'cannot reach {{url}}: {{reason}}' },
   // Why the edge could not load an origin (its Error status; the edge writes these references)
   'originStatus.signingSecretUnreadable': {
     ja: '署名シークレットをこのエッジの鍵(SECRET_KEY)で復号できません',

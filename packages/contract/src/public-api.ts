@@ -17,6 +17,13 @@ export const PublicCacheResponse = z.object({
   urls: z.array(z.string()),
 });
 
+export const PublicPurgeResponse = z.object({
+  ok: z.boolean(),
+  error: z.string().optional(),
+  /** Images whose cached variants were removed, summed over the edges that held them. */
+  images: z.number(),
+});
+
 export const TokenInfoResponse = z.object({
   ok: z.literal(true),
   organizationID: z.number(),

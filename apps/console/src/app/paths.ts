@@ -41,6 +41,7 @@ export const routePatterns = {
   forget: '/forget/',
   previewGuest: '/preview-guest',
   docs: '/docs/*',
+  apiReference: '/api-reference/',
   status: '/status',
   unsupported: '/unsupported',
   notFound: '/404',
@@ -112,6 +113,7 @@ export const paths = {
   previewGuest: () => path('previewGuest'),
   /** `page`: a document below /docs/, e.g. 'image/signed-url'; empty for the index. */
   docs: (page = '') => path('docs', { '*': page }),
+  apiReference: () => path('apiReference'),
   status: () => path('status'),
   unsupported: () => path('unsupported'),
   notFound: () => path('notFound'),

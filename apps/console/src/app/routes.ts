@@ -241,6 +241,11 @@ const routeSettings = {
     titleKey: 'title.docs',
     page: lazyPage(() => import('@/features/docs/components/docs-page.tsx'), 'DocsPage'),
   },
+  apiReference: {
+    guard: PUBLIC,
+    titleKey: 'title.apiReference',
+    page: lazyPage(() => import('@/features/docs/components/api-reference-page.tsx'), 'ApiReferencePage'),
+  },
   status: {
     guard: PUBLIC,
     titleKey: 'title.status',

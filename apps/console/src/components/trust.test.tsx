@@ -141,7 +141,8 @@ describe('destructive actions ask first', () => {
       'cache.delete': { urls: ['https://abc.img.example.com/w=100/a.jpg'] },
     });
     renderPage(<CachePage />, OWNER, '/cache?origin=3&url=/a.jpg');
-    await screen.findByRole('option', { name: 'abc.img.example.com' });
+    // The page's two forms (one image, many images) each list the origins.
+    await screen.findAllByRole('option', { name: 'abc.img.example.com' });
     fireEvent.click(screen.getByTestId('cache-delete'));
     const dialog = await screen.findByTestId('cache-delete-modal');
     expect(calls.some((call) => call.operation === 'cache.delete')).toBe(false);

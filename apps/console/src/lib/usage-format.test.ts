@@ -8,7 +8,9 @@ import {
   compareMonths,
   currentMonth,
   daysInMonth,
+  formatBytes,
   formatGiB,
+  formatMoney,
   monthDays,
   monthPeriod,
   parseYearMonth,
@@ -116,5 +118,20 @@ describe('CSV', () => {
   it('neutralises cells a spreadsheet would run as formulas', () => {
     const csv = buildCsv(['name'], [['=HYPERLINK("x")']]);
     expect(csv).not.toMatch(/\r\n"?=/);
+  });
+});
+
+describe('analytics and cost figures', () => {
+  it('write bytes in the largest decimal unit that keeps the number at least 1', () => {
+    expect(formatBytes(0, 'en')).toBe('0 byte');
+    expect(formatBytes(999, 'en')).toBe('999 byte');
+    expect(formatBytes(12_345, 'en')).toBe('12.3 kB');
+    expect(formatBytes(-2_500_000, 'en')).toBe('-2.5 MB');
+    expect(formatBytes(3.2e12, 'ja')).toBe('3.2 TB');
+  });
+
+  it('write amounts in their currency', () => {
+    expect(formatMoney(300_000, 'JPY', 'en')).toBe('¥300,000');
+    expect(formatMoney(12.5, 'USD', 'en')).toBe('$12.50');
   });
 });

@@ -115,6 +115,28 @@ export function formatCount(value: number, language: string): string {
   return new Intl.NumberFormat(localeOf(language)).format(value);
 }
 
+const BYTE_UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const;
+
+/** Bytes in the largest decimal unit that keeps the number at least 1 (12.3 MB), for analytics. */
+export function formatBytes(bytes: number, language: string): string {
+  let unit = 0;
+  let value = Math.abs(bytes);
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return new Intl.NumberFormat(language, {
+    style: 'unit',
+    unit: BYTE_UNITS[unit],
+    maximumFractionDigits: unit === 0 ? 0 : 1,
+  }).format(Math.sign(bytes) * value);
+}
+
+/** An amount in its currency as the screen's language writes it (¥300,000, ￥300,000). */
+export function formatMoney(amount: number, currency: string, language: string): string {
+  return new Intl.NumberFormat(language, { style: 'currency', currency }).format(amount);
+}
+
 /** Seconds as whole hours, minutes and seconds (hours are not folded into days). */
 export function splitDuration(totalSeconds: number): { hours: number; minutes: number; seconds: number } {
   const total = Math.max(0, Math.floor(Number.isFinite(totalSeconds) ? totalSeconds : 0));

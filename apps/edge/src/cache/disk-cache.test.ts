@@ -111,4 +111,38 @@ describe('DiskCache', () => {
     expect(await bySize.urlsOf(2, '/x.jpg')).toEqual(['a', 'c']);
     expect(bySize.size.entries).toBe(2);
   });
+
+  it('purges by path prefix: only the images under it, any worker’s, and older files without a path', async () => {
+    const dir = newDir();
+    const cache = await openCache(dir);
+    const stored = async (imagePath: string | undefined, variant: string, originId = 5) => {
+      const id = DiskCache.idOf(originId, imagePath ?? '/unknown.jpg', variant);
+      await cache.put(
+        id,
+        { ...meta(`${imagePath}?${variant}`), ...(imagePath ? { imagePath } : {}) },
+        Buffer.from(variant),
+      );
+      return id;
+    };
+    const inside = [await stored('/photos/a.jpg', 'w=1'), await stored('/photos/a.jpg', 'w=2')];
+    const nested = await stored('/photos/2024/b.jpg', 'w=1');
+    const outside = await stored('/photo.jpg', 'w=1');
+    const older = await stored(undefined, 'w=1');
+    const otherOrigin = await stored('/photos/a.jpg', 'w=1', 6);
+    // Another worker's view: it indexed none of them, yet purges them from disk; this one,
+    // applying the same purge after it, forgets what it held in memory.
+    const worker = await openCache(dir);
+    expect(await worker.purgePrefix(5, '/photos/')).toBe(3);
+    expect(await cache.purgePrefix(5, '/photos/')).toBe(0);
+    for (const id of [...inside, nested, older]) {
+      expect(await text(worker, id)).toBeUndefined();
+      expect(await text(cache, id)).toBeUndefined();
+    }
+    expect(await text(cache, outside)).toBe('w=1');
+    expect(await text(cache, otherOrigin)).toBe('w=1');
+    // A prefix without its slash matches the same paths.
+    expect(await cache.purgePrefix(5, 'photo')).toBe(1);
+    expect(await cache.purgeOrigin(6)).toBe(1);
+    expect(cache.size.entries).toBe(0);
+  });
 });

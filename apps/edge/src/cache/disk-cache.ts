@@ -16,10 +16,27 @@ export interface VariantMeta {
    * `stale-if-error`); absent, for as long as the copy is kept.
    */
   staleUntil?: number;
+  /** The original's bytes (absent for variants stored before analytics counted it). */
+  sourceBytes?: number;
+  /**
+   * The source image's path on the origin, which the file's directory is a hash of: what a
+   * purge by path prefix compares (absent in variants stored before; such a variant is purged
+   * by any prefix of its origin, as it cannot be told apart).
+   */
+  imagePath?: string;
 }
 
-/** A variant as the index keeps it: the meta less its URL, which stays on disk. */
-export type IndexedMeta = Omit<VariantMeta, 'url'>;
+/** A variant as the index keeps it: the meta less its URL and path, which stay on disk. */
+export type IndexedMeta = Omit<VariantMeta, 'url' | 'imagePath'>;
+
+/** Whether a variant of `imagePath` (unknown: an older file) falls under a purge of `pathPrefix`. */
+export function underPrefix(imagePath: string | undefined, pathPrefix: string): boolean {
+  const slashed = (path: string) => (path.startsWith('/') ? path : `/${path}`);
+  return imagePath === undefined || slashed(imagePath).startsWith(slashed(pathPrefix));
+}
+
+/** Image directories examined at once by a purge by prefix. */
+const SCAN_CONCURRENCY = 16;
 
 export interface CacheEntry {
   id: string;
@@ -89,16 +106,35 @@ export function encodeVariant(meta: VariantMeta, data: Buffer): Buffer[] {
   return [header, json, data];
 }
 
-/** Meta and data of one variant file, or null when it is not one whole (torn, foreign). */
-export function decodeVariant(file: Buffer): { meta: VariantMeta; data: Buffer } | null {
-  if (file.length < HEADER || !file.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-  const end = HEADER + file.readUInt32BE(MAGIC.length);
-  if (end > file.length) return null;
+/**
+ * The meta of a variant file from its first bytes (the whole file, or only its head), and where
+ * its data starts; null when the head is not one (torn, foreign, or cut before the meta's end).
+ */
+export function decodeMeta(head: Buffer): { meta: VariantMeta; dataStart: number } | null {
+  if (head.length < HEADER || !head.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  const end = HEADER + head.readUInt32BE(MAGIC.length);
+  if (end > head.length) return null;
   try {
-    return { meta: JSON.parse(file.toString('utf8', HEADER, end)) as VariantMeta, data: file.subarray(end) };
+    return { meta: JSON.parse(head.toString('utf8', HEADER, end)) as VariantMeta, dataStart: end };
   } catch {
     return null;
   }
+}
+
+/** Meta and data of one variant file, or null when it is not one whole (torn, foreign). */
+export function decodeVariant(file: Buffer): { meta: VariantMeta; data: Buffer } | null {
+  const decoded = decodeMeta(file);
+  return decoded && { meta: decoded.meta, data: file.subarray(decoded.dataStart) };
+}
+
+/** Runs `each` over `items`, `concurrency` at a time. */
+export async function inBatches<T>(
+  items: readonly T[],
+  concurrency: number,
+  each: (item: T) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; start < items.length; start += concurrency)
+    await Promise.all(items.slice(start, start + concurrency).map(each));
 }
 
 /**
@@ -182,7 +218,7 @@ export class DiskCache {
       await this.remove(id);
       return undefined;
     }
-    const { url: _url, ...meta } = decoded.meta;
+    const { url: _url, imagePath: _imagePath, ...meta } = decoded.meta;
     const entry = this.entries.get(id) ?? this.index(id, file.length);
     entry.meta = meta;
     entry.used = true;
@@ -200,7 +236,7 @@ export class DiskCache {
     await writeFile(temporary, pieces);
     await rename(temporary, path);
     this.drop(id);
-    const { url: _url, ...indexed } = meta;
+    const { url: _url, imagePath: _imagePath, ...indexed } = meta;
     const entry = this.index(
       id,
       pieces.reduce((bytes, piece) => bytes + piece.length, 0),
@@ -216,8 +252,8 @@ export class DiskCache {
     const files = (await readdir(directory).catch(() => [] as string[])).filter(
       (f) => !f.startsWith('.tmp-'),
     );
-    const urls = await Promise.all(files.map((file) => readUrl(join(directory, file))));
-    return urls.filter((url): url is string => url !== null).sort();
+    const metas = await Promise.all(files.map((file) => readMeta(join(directory, file))));
+    return metas.flatMap((meta) => (meta ? [meta.url] : [])).sort();
   }
 
   /** Removes every variant of one source image; returns their URLs. */
@@ -228,10 +264,44 @@ export class DiskCache {
     return urls;
   }
 
-  /** Removes every variant of an origin (deleted origin). */
-  async purgeOrigin(originId: number): Promise<void> {
+  /** Removes every variant of an origin (deleted origin, or a purge of all of it); returns how many images. */
+  async purgeOrigin(originId: number): Promise<number> {
+    const originDir = join(this.options.dir, String(originId));
+    const images = await readdir(originDir).catch(() => [] as string[]);
     this.dropPrefix(`${originId}/`);
-    await rm(join(this.options.dir, String(originId)), { recursive: true, force: true });
+    await rm(originDir, { recursive: true, force: true });
+    return images.length;
+  }
+
+  /**
+   * Removes every variant of the origin's images whose path starts with `pathPrefix`; returns
+   * how many images. Directories are hashes of paths, so each cached image of the origin is
+   * examined: one directory listing and the head of one of its files (never data), so the
+   * cost is bounded by what this edge holds of the origin, whatever the prefix.
+   */
+  async purgePrefix(originId: number, pathPrefix: string): Promise<number> {
+    const originDir = join(this.options.dir, String(originId));
+    const images = await readdir(originDir).catch(() => [] as string[]);
+    const removed = new Set<string>();
+    await inBatches(images, SCAN_CONCURRENCY, async (image) => {
+      const directory = join(originDir, image);
+      const files = (await readdir(directory).catch(() => [] as string[])).filter(
+        (file) => !file.startsWith('.tmp-'),
+      );
+      if (files.length === 0) return;
+      const meta = await readMeta(join(directory, files[0]!));
+      if (!underPrefix(meta?.imagePath, pathPrefix)) return;
+      await rm(directory, { recursive: true, force: true });
+      removed.add(image);
+    });
+    // One pass over the index for all of them, not one per image. An image no longer on disk
+    // at all went with another worker's purge of the same prefix: this process forgets it too.
+    const onDisk = new Set(images);
+    for (const id of [...this.entries.keys()]) {
+      const [origin, image = ''] = id.split('/');
+      if (origin === String(originId) && (removed.has(image) || !onDisk.has(image))) this.drop(id);
+    }
+    return removed.size;
   }
 
   private index(id: string, size: number): CacheEntry {
@@ -304,17 +374,17 @@ function exactCopy(data: Buffer): Buffer {
   return copy;
 }
 
-/** The URL recorded in a variant file's header, read without its data. */
-async function readUrl(path: string): Promise<string | null> {
+/** The meta recorded in a variant file's header, read without its data. */
+async function readMeta(path: string): Promise<VariantMeta | null> {
   const handle = await open(path, 'r').catch(() => null);
   if (!handle) return null;
   try {
     const header = Buffer.alloc(HEADER);
     await handle.read(header, 0, HEADER, 0);
     if (!header.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-    const json = Buffer.alloc(header.readUInt32BE(MAGIC.length));
-    await handle.read(json, 0, json.length, HEADER);
-    return (JSON.parse(json.toString('utf8')) as VariantMeta).url;
+    const head = Buffer.alloc(HEADER + header.readUInt32BE(MAGIC.length));
+    await handle.read(head, 0, head.length, 0);
+    return decodeMeta(head)?.meta ?? null;
   } catch {
     return null;
   } finally {

@@ -10,7 +10,15 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeMetrics } from '../metrics.ts';
 import { readLimited } from '../origins/errors.ts';
-import { decodeVariant, digest, encodeVariant, type VariantMeta } from './disk-cache.ts';
+import {
+  decodeMeta,
+  decodeVariant,
+  digest,
+  encodeVariant,
+  inBatches,
+  underPrefix,
+  type VariantMeta,
+} from './disk-cache.ts';
 
 /** The result cache bucket (RESULT_CACHE_S3_*): operator configuration, never a tenant's. */
 export interface SharedTierOptions {
@@ -35,6 +43,10 @@ const MAX_WRITES = 16;
 const MAX_OBJECT_BYTES = 64 * 1024 ** 2;
 /** DeleteObjects takes at most this many keys, as ListObjectsV2 lists. */
 const PAGE = 1000;
+/** Bytes read of an object to learn its image path: the header and meta, whose URL is at most 4 KiB or so. */
+const HEAD_BYTES = 16 * 1024;
+/** Images examined at once by a purge by prefix. */
+const SCAN_CONCURRENCY = 8;
 
 /**
  * Variants shared by a fleet of edges in one S3-compatible bucket, under the key layout of the
@@ -139,16 +151,52 @@ export class SharedTier {
     return this.deletePrefix(`${originId}/${digest(imagePath)}/`);
   }
 
-  /** Removes every variant of an origin (deleted origin). */
+  /** Removes every variant of an origin (deleted origin, or a purge of all of it). */
   purgeOrigin(originId: number): Promise<void> {
     return this.deletePrefix(`${originId}/`);
+  }
+
+  /**
+   * Removes every variant of the origin's images whose path starts with `pathPrefix`. Keys are
+   * hashes of paths, so the origin's keys are listed (a thousand a request) and the head of one
+   * object per image is read (a ranged GET, never the data) to learn its path: the cost is
+   * bounded by what the bucket holds of the origin, whatever the prefix.
+   */
+  async purgePrefix(originId: number, pathPrefix: string): Promise<void> {
+    const images = new Map<string, string>();
+    await this.eachPage(`${originId}/`, async (keys) => {
+      for (const key of keys) {
+        const image = key.slice(0, key.lastIndexOf('/') + 1);
+        if (!images.has(image)) images.set(image, key);
+      }
+    });
+    await inBatches([...images], SCAN_CONCURRENCY, async ([image, key]) => {
+      if (underPrefix(await this.imagePathOf(key), pathPrefix))
+        await this.deletePrefix(image.slice(this.prefix.length));
+    });
   }
 
   close(): void {
     this.client.destroy();
   }
 
-  private async deletePrefix(prefix: string): Promise<void> {
+  /** The image path in one object's meta; undefined when unknown (an older or unreadable object). */
+  private async imagePathOf(key: string): Promise<string | undefined> {
+    const output = await this.client.send(
+      new GetObjectCommand({ Bucket: this.options.bucket, Key: key, Range: `bytes=0-${HEAD_BYTES - 1}` }),
+      { abortSignal: AbortSignal.timeout(WRITE_TIMEOUT_MS) },
+    );
+    const head = await readLimited(
+      output.Body as Readable,
+      HEAD_BYTES,
+      'shared variant head',
+      output.ContentLength,
+    );
+    return decodeMeta(head)?.meta.imagePath;
+  }
+
+  /** Calls `each` with every page of the keys under `prefix` (a disk cache id prefix). */
+  private async eachPage(prefix: string, each: (keys: string[]) => Promise<void>): Promise<void> {
     let token: string | undefined;
     do {
       const listed = await this.client.send(
@@ -160,16 +208,23 @@ export class SharedTier {
         }),
         { abortSignal: AbortSignal.timeout(WRITE_TIMEOUT_MS) },
       );
-      const keys = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
-      if (keys.length > 0) {
-        const deleted = await this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: keys, Quiet: true } }),
-          { abortSignal: AbortSignal.timeout(WRITE_TIMEOUT_MS) },
-        );
-        if (deleted.Errors?.length)
-          throw new Error(`shared tier kept ${deleted.Errors.length} objects under ${prefix}`);
-      }
+      await each((listed.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : [])));
       token = listed.IsTruncated ? listed.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  private deletePrefix(prefix: string): Promise<void> {
+    return this.eachPage(prefix, async (keys) => {
+      if (keys.length === 0) return;
+      const deleted = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.options.bucket,
+          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+        }),
+        { abortSignal: AbortSignal.timeout(WRITE_TIMEOUT_MS) },
+      );
+      if (deleted.Errors?.length)
+        throw new Error(`shared tier kept ${deleted.Errors.length} objects under ${prefix}`);
+    });
   }
 }

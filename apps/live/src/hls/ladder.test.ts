@@ -7,6 +7,7 @@ import {
   h264Level,
   mapsAudio,
   masterPlaylist,
+  partTarget,
   playlistSegments,
 } from './ladder.ts';
 
@@ -67,6 +68,32 @@ describe('HLS ladder', () => {
     const clear = ffmpegArgs({ input: ['-i', 'pipe:0'], renditions: [hd], dir: '/d', withAudio: false });
     expect(clear).not.toContain('0:a');
     expect(clear).toContain('independent_segments+delete_segments+temp_file');
+  });
+
+  it('tees each rendition of a low-latency ladder to MPEG-TS segments and fMP4 parts on its own pipe', () => {
+    const args = ffmpegArgs({
+      input: ['-i', 'pipe:0'],
+      renditions: [hd, small],
+      dir: '/d:x',
+      withAudio: undefined,
+      lowLatency: true,
+    });
+    expect(args.filter((arg) => arg === 'tee')).toHaveLength(2);
+    expect(args.filter((arg) => arg === '+global_header')).toHaveLength(2);
+    const outputs = args.filter((arg) => arg.startsWith('[f=hls:'));
+    // The directory's colon is escaped (tee separates options with colons): twice in an option.
+    expect(outputs[0]).toBe(
+      '[f=hls:hls_time=2:hls_list_size=10:hls_delete_threshold=3:hls_flags=independent_segments+delete_segments+temp_file:hls_segment_type=mpegts:master_pl_name=streams.m3u8:hls_segment_filename=/d\\\\\\:x/0/seg%d.ts]/d\\:x/0/index.m3u8|' +
+        '[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1]pipe:3',
+    );
+    expect(outputs[1]).toContain(']pipe:4');
+    // Whole frames: 12 at 30 fps, 6 at 15 fps, 10 at 24 fps (0.41666... written 0.417).
+    expect(partTarget(hd)).toBe(0.4);
+    expect(partTarget(small)).toBe(0.4);
+    expect(partTarget(Rendition.parse({ video: { width: 64, height: 64, fps: 24, bps: 100_000 } }))).toBe(
+      0.417,
+    );
+    expect(partTarget(Rendition.parse({ video: { width: 64, height: 64, fps: 1, bps: 100_000 } }))).toBe(1);
   });
 
   it('maps audio if there is some when the ingest cannot tell, and has ffmpeg say which', () => {

@@ -63,6 +63,25 @@ export interface LadderInput {
   withAudio: boolean | undefined;
   /** ffmpeg's key info file (URI line, key file line, no IV line): AES-128 segments. */
   keyInfoFile?: string;
+  /**
+   * Low-Latency HLS: each rendition's encoded streams also go, as fragmented MP4 of a fragment
+   * per frame, to ffmpeg's file descriptor `3 + index` (ll-hls.ts gathers them into parts).
+   * ffmpeg 5.1's hls muxer cannot write parts, and its fMP4 output cannot be AES-128 encrypted
+   * per part, so encrypted ladders stay on MPEG-TS segments only.
+   */
+  lowLatency?: boolean;
+}
+
+/** Part length aimed at: PART-HOLD-BACK (three parts) stays near one second. */
+const PART_TARGET_SECONDS = 0.4;
+
+/**
+ * A rendition's EXT-X-PART-INF PART-TARGET: a whole number of frames near PART_TARGET_SECONDS
+ * (ll-hls.ts closes a part when its frames fill it), rounded up to the millisecond written.
+ */
+export function partTarget(rendition: Rendition): number {
+  const frames = Math.max(1, Math.round(PART_TARGET_SECONDS * rendition.video.fps));
+  return Math.ceil((frames / rendition.video.fps) * 1000) / 1000;
 }
 
 /** How many segments a media playlist lists; older ones are deleted a little later. */
@@ -141,34 +160,55 @@ export function ffmpegArgs(input: LadderInput): string[] {
       ...(input.withAudio !== false
         ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000']
         : []),
-      '-f',
-      'hls',
-      '-hls_time',
-      String(seconds),
-      '-hls_list_size',
-      String(LIST_SIZE),
-      '-hls_delete_threshold',
-      '3',
-      '-hls_flags',
+    );
+    const hls: [string, string][] = [
+      ['hls_time', String(seconds)],
+      ['hls_list_size', String(LIST_SIZE)],
+      ['hls_delete_threshold', '3'],
       [
-        'independent_segments',
-        'delete_segments',
-        'temp_file',
-        // ffmpeg 5.1 keeps the first segment's IV (sequence 0: all zeros) for every segment
-        // unless it rereads the key info file per segment; then each segment is encrypted with
-        // its media sequence number as IV, written as the IV of its own EXT-X-KEY.
-        ...(input.keyInfoFile ? ['periodic_rekey'] : []),
-      ].join('+'),
-      '-hls_segment_type',
-      'mpegts',
-      ...(input.keyInfoFile ? ['-hls_key_info_file', input.keyInfoFile] : []),
-      ...(input.withAudio === undefined && i === 0 ? ['-master_pl_name', STREAMS_PLAYLIST] : []),
-      '-hls_segment_filename',
-      `${dir}/${i}/seg%d.ts`,
-      `${dir}/${i}/index.m3u8`,
+        'hls_flags',
+        [
+          'independent_segments',
+          'delete_segments',
+          'temp_file',
+          // ffmpeg 5.1 keeps the first segment's IV (sequence 0: all zeros) for every segment
+          // unless it rereads the key info file per segment; then each segment is encrypted with
+          // its media sequence number as IV, written as the IV of its own EXT-X-KEY.
+          ...(input.keyInfoFile ? ['periodic_rekey'] : []),
+        ].join('+'),
+      ],
+      ['hls_segment_type', 'mpegts'],
+      ...(input.keyInfoFile ? [['hls_key_info_file', input.keyInfoFile] as [string, string]] : []),
+      ...(input.withAudio === undefined && i === 0
+        ? [['master_pl_name', STREAMS_PLAYLIST] as [string, string]]
+        : []),
+      ['hls_segment_filename', `${dir}/${i}/seg%d.ts`],
+    ];
+    const playlist = `${dir}/${i}/index.m3u8`;
+    if (!input.lowLatency) {
+      args.push('-f', 'hls', ...hls.flatMap(([name, value]) => [`-${name}`, value]), playlist);
+      continue;
+    }
+    // The same encoded streams to both muxers (tee): MPEG-TS segments on disk, which the archive
+    // reads, and fMP4 fragments on a pipe. The mp4 muxer needs the codecs' headers up front.
+    const fragments = `[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1]pipe:${3 + i}`;
+    args.push(
+      '-flags',
+      '+global_header',
+      '-f',
+      'tee',
+      `[f=hls:${hls.map(([name, value]) => `${name}=${teeEscape(teeEscape(value))}`).join(':')}]${teeEscape(playlist)}|${fragments}`,
     );
   }
   return args;
+}
+
+/**
+ * Taken literally by the tee muxer: it unescapes a slave's whole text once, then its options
+ * once more (so an option value is escaped twice, a file name once).
+ */
+function teeEscape(value: string): string {
+  return value.replace(/[\\:|[\]]/g, (char) => `\\${char}`);
 }
 
 export function masterPlaylist(renditions: Rendition[], withAudio: boolean): string {

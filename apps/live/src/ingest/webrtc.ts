@@ -11,6 +11,7 @@ import {
   useREMB,
   useVP8,
   type MediaStreamTrack,
+  type RTCRtpCodecParameters,
   type RTCRtpTransceiver,
 } from 'werift';
 import {
@@ -42,8 +43,43 @@ export interface WebRtcTimings {
 
 type MediaKind = 'audio' | 'video';
 
+/** The ICE and bundle settings of every peer connection of ours (publishers and viewers). */
+export function peerTransport(ice: IceSettings) {
+  return {
+    // werift leaves loopback out of its host candidates; local peers (tests, OBS on the same
+    // machine) need it. Behind NAT the host's public address is announced as well.
+    iceAdditionalHostAddresses: ['127.0.0.1', ...ice.additionalHostAddresses],
+    ...(ice.portRange ? { icePortRange: ice.portRange } : {}),
+    bundlePolicy: 'max-bundle' as const,
+  };
+}
+
+/** Resolves once the peer connection gathered its candidates, or after `timeoutMs` regardless. */
+export function iceGathered(pc: RTCPeerConnection, timeoutMs: number): Promise<void> {
+  if (pc.iceGatheringState === 'complete') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    pc.iceGatheringStateChange.subscribe((state) => {
+      if (state === 'complete') {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}
+
 /** The video codecs the ladder takes from WebRTC publishers. */
 export type VideoCodec = 'h264' | 'vp8';
+
+/**
+ * What WebRTC viewers are forwarded (viewers/): the publisher's tracks with the codecs it sends
+ * them in, and a way to ask it for a keyframe now.
+ */
+export interface PublishedMedia {
+  video: { track: MediaStreamTrack; codec: RTCRtpCodecParameters };
+  audio: { track: MediaStreamTrack; codec: RTCRtpCodecParameters } | undefined;
+  requestKeyframe(): void;
+}
 
 /** A server offer for Sora signaling, with the mids of its sections as Sora's offer names them. */
 export interface SoraOffer {
@@ -76,7 +112,7 @@ const ICE_PWD = /^a=ice-pwd:.*$/m;
  * change and keeping the last, so every check and consent request it sends would carry the
  * wrong ones. The other bundled sections get the tagged section's credentials.
  */
-function bundledCredentials(offer: string): string {
+export function bundledCredentials(offer: string): string {
   const [session = '', ...sections] = offer.split(/(?=^m=)/m);
   const mids = /^a=group:BUNDLE[ \t]+(.*)$/m.exec(session)?.[1]?.trim().split(/\s+/) ?? [];
   const midOf = (section: string) => /^a=mid:(\S+)/m.exec(section)?.[1] ?? '';
@@ -195,6 +231,9 @@ export class WebRtcIngest implements Ingest {
   private webm: WebmCallback | undefined;
   private keyframeTimer: NodeJS.Timeout | undefined;
   private keyframeSeen = false;
+  private announceMedia!: (media: PublishedMedia) => void;
+  /** Settles with the publisher's first video packet of a codec the ladder takes. */
+  readonly media = new Promise<PublishedMedia>((resolve) => (this.announceMedia = resolve));
   private closed = false;
   private markClosed!: () => void;
   /** Settles once the ingest is closed: the session ended, for whatever reason. */
@@ -217,7 +256,7 @@ export class WebRtcIngest implements Ingest {
       await pc.setLocalDescription(await pc.createAnswer());
     });
     this.takeTracks(pc.localDescription!.sdp);
-    await this.gathered(pc);
+    await iceGathered(pc, this.timings.iceGatheringTimeoutMs);
     return pc.localDescription!.sdp;
   }
 
@@ -230,7 +269,7 @@ export class WebRtcIngest implements Ingest {
     const video = pc.addTransceiver('video', { direction: 'recvonly' });
     const audio = options.audio ? pc.addTransceiver('audio', { direction: 'recvonly' }) : undefined;
     await pc.setLocalDescription(await pc.createOffer());
-    await this.gathered(pc);
+    await iceGathered(pc, this.timings.iceGatheringTimeoutMs);
     return {
       sdp: pc.localDescription!.sdp,
       mid: { video: video.mid ?? '', ...(audio ? { audio: audio.mid ?? '' } : {}) },
@@ -275,11 +314,7 @@ export class WebRtcIngest implements Ingest {
         video: firstVideoCodec === 'vp8' ? [video.vp8, video.h264] : [video.h264, video.vp8],
         audio: [useOPUS()],
       },
-      // werift leaves loopback out of its host candidates; local publishers (tests, OBS on the
-      // same machine) need it. Behind NAT the host's public address is announced as well.
-      iceAdditionalHostAddresses: ['127.0.0.1', ...this.ice.additionalHostAddresses],
-      ...(this.ice.portRange ? { icePortRange: this.ice.portRange } : {}),
-      bundlePolicy: 'max-bundle',
+      ...peerTransport(this.ice),
     });
     this.pc = pc;
     pc.onTrack.subscribe((track) => void this.tracks.push(track));
@@ -312,19 +347,6 @@ export class WebRtcIngest implements Ingest {
     }
   }
 
-  private gathered(pc: RTCPeerConnection): Promise<void> {
-    if (pc.iceGatheringState === 'complete') return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, this.timings.iceGatheringTimeoutMs);
-      pc.iceGatheringStateChange.subscribe((state) => {
-        if (state === 'complete') {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
-  }
-
   start(stdin: Writable, sink: IngestSink): void {
     const { pc, video } = this;
     if (!pc || !video) throw new Error('start() before answer()');
@@ -345,10 +367,30 @@ export class WebRtcIngest implements Ingest {
       if (!codec) {
         codec = sent;
         this.package(codec, audio, videoSource, stdin, sink);
+        this.announce(pc, video, rtp.header.payloadType, audio, keyframes.now);
       }
       videoSource.input(rtp.clone());
     });
     this.sources.push(videoSource);
+  }
+
+  private announce(
+    pc: RTCPeerConnection,
+    video: MediaStreamTrack,
+    payloadType: number,
+    audio: MediaStreamTrack | undefined,
+    requestKeyframe: () => void,
+  ): void {
+    const negotiated = (track: MediaStreamTrack) =>
+      pc.getTransceivers().find((t) => t.receiver.track === track)?.codecs ?? [];
+    const videoCodec = negotiated(video).find((c) => c.payloadType === payloadType);
+    const audioCodec = audio && (audio.codec ?? negotiated(audio)[0]);
+    if (!videoCodec) return;
+    this.announceMedia({
+      video: { track: video, codec: videoCodec },
+      audio: audio && audioCodec ? { track: audio, codec: audioCodec } : undefined,
+      requestKeyframe,
+    });
   }
 
   /**
@@ -414,16 +456,16 @@ export class WebRtcIngest implements Ingest {
    * Keyframe requests: the transcode starts at the publisher's first keyframe, so one is asked
    * for with the first video packet and again (at most every pliStartMs) while video keeps
    * arriving without one; after it, every pliSteadyMs for recovery. PLI always, FIR as well
-   * when the publisher's offer has `ccm fir` (some encoders answer only that).
+   * when the publisher's offer has `ccm fir` (some encoders answer only that). `now` asks at
+   * once (a viewer joined or lost a picture; the viewers' side limits its rate).
    */
-  private keyframeRequests(pc: RTCPeerConnection, video: MediaStreamTrack): { ask(): void } {
+  private keyframeRequests(pc: RTCPeerConnection, video: MediaStreamTrack): { ask(): void; now(): void } {
     const transceiver = pc.getTransceivers().find((t: RTCRtpTransceiver) => t.receiver.track === video);
     const fir = video.codec?.rtcpFeedback.some((f) => f.type === 'ccm' && f.parameter === 'fir') ?? false;
     let last = 0;
     let firSequence = 0;
-    const ask = () => {
-      const interval = this.keyframeSeen ? this.timings.pliSteadyMs : this.timings.pliStartMs;
-      if (Date.now() - last < interval || video.ssrc === undefined || !transceiver || this.closed) return;
+    const now = () => {
+      if (video.ssrc === undefined || !transceiver || this.closed) return;
       last = Date.now();
       const receiver = transceiver.receiver;
       receiver.sendRtcpPLI(video.ssrc).catch(() => {});
@@ -435,8 +477,12 @@ export class WebRtcIngest implements Ingest {
         receiver.dtlsTransport?.sendRtcp([request]).catch(() => {});
       }
     };
+    const ask = () => {
+      const interval = this.keyframeSeen ? this.timings.pliSteadyMs : this.timings.pliStartMs;
+      if (Date.now() - last >= interval) now();
+    };
     this.keyframeTimer = setInterval(ask, this.timings.pliSteadyMs);
-    return { ask };
+    return { ask, now };
   }
 
   /** The publisher left (its signaling says so): the session ends, this ingest with it. */

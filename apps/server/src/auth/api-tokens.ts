@@ -33,6 +33,11 @@ export interface TokenPrincipal {
   organizationId: number;
   isLive: boolean;
   permission: number | null;
+  /**
+   * The API token itself (absent for a publish credential): the audit trail names it, and
+   * /api/v1 acts for its creator.
+   */
+  token?: { id: number; name: string; createdBy: number | null };
 }
 
 /** The enabled, undeleted token behind an `Authorization: Bearer …` header, if any. */
@@ -47,6 +52,8 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
       'auth_tokens.id',
       'auth_tokens.organization_id',
       'auth_tokens.permission',
+      'auth_tokens.description',
+      'auth_tokens.created_by',
       'organizations.is_live',
     ])
     .where('auth_tokens.token_hash', '=', tokenDigest(secret))
@@ -59,6 +66,7 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
     organizationId: row.organization_id,
     isLive: row.is_live,
     permission: row.permission,
+    token: { id: row.id, name: row.description, createdBy: row.created_by },
   };
 }
 

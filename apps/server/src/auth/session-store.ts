@@ -2,7 +2,7 @@ import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 import { findReachableOrganization, type OrganizationRecord } from '../db/repositories/organizations.ts';
 import type { Scope } from '../db/repositories/scope.ts';
-import { findUserById, scopeOf, userRestrictions } from '../db/repositories/users.ts';
+import { accountOf, findUserById, scopeOf, userRestrictions } from '../db/repositories/users.ts';
 import type { SakuraAccountRow, UserRow } from '../db/tables.ts';
 
 export interface AuthContext {
@@ -100,6 +100,24 @@ export class SessionStore {
     return entry.context;
   }
 
+  /**
+   * A caller that comes without a session (an API token's creator), kept in the same cache as
+   * sessions under `key`: the same few seconds, dropped by the same invalidations (a user
+   * disabled or changed, an organization changed).
+   */
+  async resolveCaller(
+    key: string,
+    load: () => Promise<AuthContext | undefined>,
+  ): Promise<AuthContext | undefined> {
+    const now = this.now();
+    const entry = this.cache.get(key);
+    if (entry && now - entry.loadedAt <= CACHE_TTL_MS) return entry.context;
+    const context = await load();
+    if (context) this.remember(key, { context, lastSeenAt: now, expiresAt: Infinity, loadedAt: now });
+    else this.cache.delete(key);
+    return context;
+  }
+
   async destroy(token: string | undefined): Promise<void> {
     if (token) await this.destroyByHash(tokenDigest(token));
   }
@@ -167,31 +185,11 @@ export class SessionStore {
     if (!session) return undefined;
     const user = await findUserById(this.db, session.user_id);
     if (!user || !user.enabled) return undefined;
-    const restrictedTo = await userRestrictions(this.db, user.id);
-    const account =
-      user.sakura_account_id === null
-        ? null
-        : ((await this.db
-            .selectFrom('sakura_accounts')
-            .selectAll()
-            .where('id', '=', user.sakura_account_id)
-            .executeTakeFirst()) ?? null);
-    const scope = scopeOf(user, restrictedTo);
-    // Re-checked on every load: a restriction added since login takes the organization away.
-    const organization =
-      session.organization_id === null
-        ? null
-        : ((await findReachableOrganization(this.db, scope, session.organization_id)) ?? null);
     return {
-      context: {
+      context: await authContextOf(this.db, user, session.organization_id, {
         sessionHash: hash,
         secondFactorPending: session.second_factor_pending,
-        user,
-        account,
-        restrictedTo,
-        organization,
-        scope,
-      },
+      }),
       lastSeenAt: session.last_seen_at.getTime(),
       expiresAt: session.expires_at.getTime(),
       loadedAt: now,
@@ -206,6 +204,26 @@ export class SessionStore {
       if (oldest !== undefined) this.cache.delete(oldest);
     }
   }
+}
+
+/**
+ * What `user` may do in `organizationId` (null: none chosen): their account, restrictions and
+ * scope, with the organization only while it is still within their reach. Sessions build it on
+ * every load, API tokens for their creator on every call.
+ */
+export async function authContextOf(
+  db: Db,
+  user: UserRow,
+  organizationId: number | null,
+  session: Pick<AuthContext, 'sessionHash' | 'secondFactorPending'>,
+): Promise<AuthContext> {
+  const restrictedTo = await userRestrictions(db, user.id);
+  const account = await accountOf(db, user);
+  const scope = scopeOf(user, restrictedTo);
+  // Re-checked on every load: a restriction added since login takes the organization away.
+  const organization =
+    organizationId === null ? null : ((await findReachableOrganization(db, scope, organizationId)) ?? null);
+  return { ...session, user, account, restrictedTo, organization, scope };
 }
 
 export interface SessionInvalidation {

@@ -8,6 +8,9 @@ import * as mailLinks from './migrations/0005-mail-links.ts';
 import * as dropAuthThrottle from './migrations/0006-drop-auth-throttle.ts';
 import * as originImageInputs from './migrations/0007-origin-image-inputs.ts';
 import * as durableJobs from './migrations/0008-durable-jobs.ts';
+import * as auditTrail from './migrations/0009-audit-trail.ts';
+import * as apiIdempotency from './migrations/0010-api-idempotency.ts';
+import * as deliveryAnalytics from './migrations/0011-delivery-analytics.ts';
 
 /** Ordered migrations, by name; files are never edited once landed. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -19,6 +22,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-drop-auth-throttle': dropAuthThrottle,
   '0007-origin-image-inputs': originImageInputs,
   '0008-durable-jobs': durableJobs,
+  '0009-audit-trail': auditTrail,
+  '0010-api-idempotency': apiIdempotency,
+  '0011-delivery-analytics': deliveryAnalytics,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema

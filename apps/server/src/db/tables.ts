@@ -4,6 +4,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 type Json<T> = ColumnType<T, string, string>;
+type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
 
 export interface SakuraAccountTable {
   id: Generated<number>;
@@ -97,6 +98,16 @@ export interface AuthTokenTable {
   last_used_at: NullableTimestamp;
 }
 
+/** A creating /api/v1 call's Idempotency-Key; status and body stay null while it runs. */
+export interface ApiIdempotencyTable {
+  token_id: number;
+  idempotency_key: string;
+  request_digest: string;
+  status: number | null;
+  body_enc: string | null;
+  created_at: Generated<Date>;
+}
+
 export interface OriginTable {
   id: Generated<number>;
   organization_id: number;
@@ -140,21 +151,66 @@ export interface TlsCertificateTable {
   created_at: Generated<Date>;
 }
 
-export interface UsageHourlyTable {
+/**
+ * The counters usage_hourly and usage_daily share: the billed requests and body bytes, then the
+ * delivery analytics (migration 0011): answers by status class and by where they came from,
+ * bytes fetched from the origin, and for converted images answered whole the originals' bytes
+ * and the bytes delivered.
+ */
+export const USAGE_COUNTERS = [
+  'requests',
+  'outbound_bytes',
+  'status_2xx',
+  'status_304',
+  'status_4xx',
+  'status_5xx',
+  'cache_memory',
+  'cache_disk',
+  'cache_shared',
+  'cache_miss',
+  'cache_coalesced',
+  'cache_stale',
+  'origin_bytes',
+  'source_bytes',
+  'converted_bytes',
+] as const;
+export type UsageCounter = (typeof USAGE_COUNTERS)[number];
+type UsageCounters = Record<UsageCounter, Generated<number>>;
+
+export interface UsageHourlyTable extends UsageCounters {
   origin_id: number;
   organization_id: number;
   hour: Timestamp;
-  requests: Generated<number>;
-  outbound_bytes: Generated<number>;
 }
 
-export interface UsageDailyTable {
+export interface UsageDailyTable extends UsageCounters {
   origin_id: number;
   organization_id: number;
   /** 'YYYY-MM-DD' (UTC day): dates are read as strings, never shifted by a local time zone. */
   day: string;
+}
+
+/** Prices per plan, in `currency` (docs/plans.md). */
+export interface PlanPriceTable {
+  plan: number;
+  currency: string;
+  monthly_fee: number;
+  included_requests: number;
+  included_bytes: number;
+  per_10k_requests: number;
+  per_gib: number;
+}
+
+/** The most requested keys of one origin and day per dimension (capped by the edge's writer). */
+export interface UsageTopDailyTable {
+  origin_id: number;
+  organization_id: number;
+  day: string;
+  dimension: 'path' | 'transform' | 'format' | 'error';
+  key: string;
   requests: Generated<number>;
-  outbound_bytes: Generated<number>;
+  bytes: Generated<number>;
+  saved_bytes: Generated<number>;
 }
 
 export interface ChannelTable {
@@ -228,6 +284,12 @@ export interface AuditEventTable {
   kind: string;
   email: string;
   ip: Generated<string>;
+  token_id: number | null;
+  token_name: string | null;
+  operation: string | null;
+  subject: Generated<string>;
+  before: NullableJson<Record<string, unknown>>;
+  after: NullableJson<Record<string, unknown>>;
   created_at: Generated<Date>;
 }
 
@@ -278,11 +340,14 @@ export interface Database {
   password_resets: PasswordResetTable;
   sessions: SessionTable;
   auth_tokens: AuthTokenTable;
+  api_idempotency: ApiIdempotencyTable;
   origins: OriginTable;
   conversion_parameters: ConversionParameterTable;
   tls_certificates: TlsCertificateTable;
   usage_hourly: UsageHourlyTable;
   usage_daily: UsageDailyTable;
+  usage_top_daily: UsageTopDailyTable;
+  plan_prices: PlanPriceTable;
   channels: ChannelTable;
   archive_destinations: ArchiveDestinationTable;
   archive_uploads: ArchiveUploadTable;

@@ -3,8 +3,10 @@ import { requestId } from 'hono/request-id';
 import { Registry } from 'prom-client';
 import { handlers } from '../operations/index.ts';
 import type { ServerDeps } from '../operations/context.ts';
+import { mountApiV1 } from './api-v1.ts';
 import type { Health } from './health.ts';
 import { routeOf, serverMetrics } from './metrics.ts';
+import { mountOpenApi } from './openapi.ts';
 import { mountPublicApi } from './public-api.ts';
 import { isSecureRequest } from './request.ts';
 import { contentSecurityPolicy } from './security.ts';
@@ -17,7 +19,7 @@ export interface ServerAppOptions {
   metrics?: Registry;
   /** Answers /healthz and /readyz on the console port too. */
   health?: Health;
-  /** Called after every successful ui-api operation (the fleet tells edges of origin changes). */
+  /** Called after every successful ui-api or /api/v1 operation (the fleet tells edges of origin changes). */
   afterOperation?: AfterOperation;
 }
 
@@ -71,7 +73,9 @@ export function createServerApp(deps: ServerDeps, options: ServerAppOptions): Ho
     });
   }
   mountUiApi(app, deps, handlers, options.afterOperation);
+  mountApiV1(app, deps, handlers, options.afterOperation);
   mountPublicApi(app, deps);
+  mountOpenApi(app, deps.config);
   csp = contentSecurityPolicy(mountConsole(app, options.consoleDist));
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((error, c) => {

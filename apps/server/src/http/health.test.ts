@@ -74,6 +74,8 @@ describe('routeOf', () => {
     expect(routeOf('/.ui-api/whatever')).toBe('ui-api:unknown');
     expect(routeOf('/api/cache.delete')).toBe('/api/cache.delete');
     expect(routeOf('/api/x/y')).toBe('/api/unknown');
+    expect(routeOf('/api/v1/origins/42')).toBe('/api/v1/origins/{originID}');
+    expect(routeOf('/api/v1/origins/42/nope')).toBe('/api/v1/unknown');
     expect(routeOf('/activate/secret-token-123')).toBe('console');
     expect(routeOf('/assets/index-abc.js')).toBe('console:asset');
   });

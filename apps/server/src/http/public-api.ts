@@ -2,15 +2,15 @@ import {
   Permission,
   PublicCacheRequest,
   PublicCacheResponse,
-  PublicErrorResponse,
+  PublicPurgeResponse,
   TokenInfoResponse,
 } from '@ukiyo/contract';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
-import { z } from 'zod';
 import { principalHolds, resolveBearer, type TokenPrincipal } from '../auth/api-tokens.ts';
 import { checkPublishCredential, isPublishCredential } from '../auth/publish-credentials.ts';
 import type { RateLimits, RateRule, Verdict } from '../auth/rate-limits.ts';
 import type { ServerDeps } from '../operations/context.ts';
+import { prefixPurgeSubject, purgeSubject, recordConfigurationChange } from '../services/audit-trail.ts';
 import { originOfUrl } from '../services/cache.ts';
 import { clientAddress } from './request.ts';
 
@@ -31,19 +31,20 @@ export function countBadCredential(limits: RateLimits, address: string): Promise
  * Each token has one budget per API, so polling the live API cannot use up the calls a
  * publisher needs for WHIP (its DELETE included), nor either the cache API's.
  */
-export type TokenBudget = 'public' | 'live' | 'whip';
+export type TokenBudget = 'public' | 'live' | 'whip' | 'v1';
 
 const CALLS_PER_MINUTE = {
   public: 'PUBLIC_API_RATE_PER_MINUTE',
   live: 'LIVE_API_RATE_PER_MINUTE',
   whip: 'WHIP_RATE_PER_MINUTE',
+  v1: 'API_V1_RATE_PER_MINUTE',
 } as const satisfies Record<TokenBudget, keyof ServerDeps['config']>;
 
 /** What the bearer check needs of the server's deps (the live app has only these). */
 export type BearerDeps = Pick<ServerDeps, 'db' | 'config' | 'limits'>;
 
 /** The RateLimit header fields (IETF httpapi draft), with Retry-After when refused. */
-function rateLimitHeaders(c: Context, verdict: Verdict): void {
+export function rateLimitHeaders(c: Context, verdict: Verdict): void {
   const seconds = String(Math.max(1, Math.ceil(verdict.msBeforeNext / 1000)));
   c.header('RateLimit-Limit', String(verdict.limit));
   c.header('RateLimit-Remaining', String(verdict.remaining));
@@ -55,7 +56,7 @@ type Resolution =
   { principal: TokenPrincipal } | { principal?: undefined; refused: 401 | 403; error: string };
 
 /** The encoded API token of an Authorization header value, one indexed read. */
-async function tokenOf(deps: BearerDeps, authorization: string | undefined): Promise<Resolution> {
+export async function tokenOf(deps: BearerDeps, authorization: string | undefined): Promise<Resolution> {
   const principal = await resolveBearer(deps.db, authorization);
   return principal ? { principal } : { refused: 401, error: 'invalid or missing API token' };
 }
@@ -72,7 +73,7 @@ export type Authorization =
  * its own budget for this API, per minute, in memory or Redis (see RateLimits), never the
  * database.
  */
-async function authorize(
+export async function authorize(
   deps: BearerDeps,
   permission: number,
   budget: TokenBudget,
@@ -174,117 +175,99 @@ export async function authorizePublisher(
   );
 }
 
-async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boolean) {
+/**
+ * The body's image URL, the token organization's origin it names and the edges' cache; or the
+ * refusal to answer, its body completed by `empty` (what the call answers when it found nothing).
+ */
+async function cacheTarget(c: Context<PublicEnv>, deps: ServerDeps, empty: object) {
+  const refuse = (error: string, status: 400 | 404 | 503) => ({
+    refused: c.json({ ok: false, error, ...empty }, status),
+  });
   let body: unknown;
   try {
     body = await c.req.json();
   } catch {
-    return c.json({ ok: false, error: 'the body must be JSON: {"url": "..."}', urls: [] }, 400);
+    return refuse('the body must be JSON: {"url": "..."}', 400);
   }
   const parsed = PublicCacheRequest.safeParse(body);
-  if (!parsed.success)
-    return c.json({ ok: false, error: 'url is required (at most 4096 characters)', urls: [] }, 400);
+  if (!parsed.success) return refuse('url is required (at most 4096 characters)', 400);
   const { url } = parsed.data;
   const originId = await originOfUrl(deps.db, c.get('principal').organizationId, url);
-  if (originId === undefined) {
-    return c.json(
-      { ok: false, error: 'url must be an absolute image URL of one of your origins', urls: [] },
-      404,
-    );
-  }
-  if (!deps.cacheControl)
-    return c.json({ ok: false, error: 'the image cache cannot be reached', urls: [] }, 503);
+  if (originId === undefined) return refuse('url must be an absolute image URL of one of your origins', 404);
+  const control = deps.cacheControl;
+  if (!control) return refuse('the image cache cannot be reached', 503);
+  return { url, originId, control, refuse };
+}
+
+/** A purge made with the token, in the organization's audit trail. */
+function recordTokenPurge(
+  c: Context<PublicEnv>,
+  deps: ServerDeps,
+  operation: string,
+  purge: { name: string; state: Record<string, unknown> },
+) {
+  const principal = c.get('principal');
+  return recordConfigurationChange(
+    { deps },
+    {
+      actor: { userId: null, email: '', ip: clientAddress(c, deps.config), token: principal.token },
+      organizationId: principal.organizationId,
+      operation,
+      kind: 'cache',
+      subject: purge.name,
+      before: undefined,
+      after: purge.state,
+    },
+  );
+}
+
+/** Redis or an edge away (fleet): the caller retries; nothing was half done on our side. */
+function cacheFailed(c: Context<PublicEnv>, deps: ServerDeps, error: unknown) {
+  deps.log.warn({ err: error, reqId: c.get('requestId') }, 'cache call failed');
+}
+
+async function cacheRequest(c: Context<PublicEnv>, deps: ServerDeps, remove: boolean) {
+  const target = await cacheTarget(c, deps, { urls: [] });
+  if ('refused' in target) return target.refused;
+  const { url, originId, control, refuse } = target;
   let urls: string[];
   try {
-    urls = remove
-      ? await deps.cacheControl.purge(originId, url)
-      : await deps.cacheControl.lookup(originId, url);
+    urls = remove ? await control.purge(originId, url) : await control.lookup(originId, url);
   } catch (error) {
-    // Redis or an edge away (fleet): the caller retries; nothing was half done on our side.
-    deps.log.warn({ err: error, reqId: c.get('requestId') }, 'cache call failed');
-    return c.json({ ok: false, error: 'the image cache cannot be reached', urls: [] }, 503);
+    cacheFailed(c, deps, error);
+    return refuse('the image cache cannot be reached', 503).refused;
   }
+  if (remove) await recordTokenPurge(c, deps, 'cache.delete', purgeSubject(originId, url, urls));
   return c.json(PublicCacheResponse.parse({ ok: true, urls }));
 }
 
-/** The OpenAPI document of the public API, generated from the contract's schemas. */
-export function openApiDocument() {
-  const schema = (value: z.ZodType) => z.toJSONSchema(value, { io: 'input' });
-  const bearer = [{ bearer: [] }];
-  const failures = {
-    '401': {
-      description: 'No valid API token',
-      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
-    },
-    '403': {
-      description: 'The token lacks the permission',
-      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
-    },
-    '429': {
-      description:
-        'Too many calls with this token, or too many bad tokens from this address (see Retry-After)',
-      content: { 'application/json': { schema: schema(PublicErrorResponse) } },
-    },
-  };
-  const cacheOperation = (summary: string) => ({
-    summary,
-    security: bearer,
-    requestBody: { required: true, content: { 'application/json': { schema: schema(PublicCacheRequest) } } },
-    responses: {
-      '200': {
-        description: 'Done',
-        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
-      },
-      '400': {
-        description: 'No usable url',
-        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
-      },
-      '404': {
-        description: 'The url is not one of the organization’s origins',
-        content: { 'application/json': { schema: schema(PublicCacheResponse) } },
-      },
-      ...failures,
-    },
-  });
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Ukiyo public API',
-      version: '1',
-      description:
-        'Token-authenticated calls: `Authorization: Bearer {encoded API token}` (issue tokens on the console’s /token/ screen). The cache calls need the cache permission.',
-    },
-    servers: [{ url: '/api' }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-    paths: {
-      '/cache.lookup': { post: cacheOperation('List the cached variants of an image URL') },
-      '/cache.delete': { post: cacheOperation('Delete every cached variant of an image URL') },
-      '/token.info': {
-        post: {
-          summary: 'The organization and permissions of the calling token',
-          security: bearer,
-          responses: {
-            '200': {
-              description: 'The token',
-              content: { 'application/json': { schema: schema(TokenInfoResponse) } },
-            },
-            ...failures,
-          },
-        },
-      },
-    },
-  };
+/** Every image of the origin under the URL's path (`https://{host}/` : all of them). */
+async function prefixPurgeRequest(c: Context<PublicEnv>, deps: ServerDeps) {
+  const target = await cacheTarget(c, deps, { images: 0 });
+  if ('refused' in target) return target.refused;
+  const { url, originId, control, refuse } = target;
+  const pathPrefix = new URL(url).pathname;
+  let images: number;
+  try {
+    images = await control.purgePrefix(originId, pathPrefix);
+  } catch (error) {
+    cacheFailed(c, deps, error);
+    return refuse('the image cache cannot be reached', 503).refused;
+  }
+  await recordTokenPurge(c, deps, 'cache.purge_prefix', prefixPurgeSubject(originId, pathPrefix, images));
+  return c.json(PublicPurgeResponse.parse({ ok: true, images }));
 }
 
-/** The public API under /api: cache lookup and delete, token info, and its OpenAPI document. */
+/** The public API under /api: cache lookup and delete, token info (documented by openapi.ts). */
 export function mountPublicApi(app: Hono, deps: ServerDeps): void {
   const api = app.basePath('/api') as unknown as Hono<PublicEnv>;
-  const document = openApiDocument();
-  api.get('/openapi.json', (c) => c.json(document));
   api.post('/cache.lookup', bearerAuth(deps, Permission.cache, 'public'), (c) =>
     cacheRequest(c, deps, false),
   );
   api.post('/cache.delete', bearerAuth(deps, Permission.cache, 'public'), (c) => cacheRequest(c, deps, true));
+  api.post('/cache.purge_prefix', bearerAuth(deps, Permission.cache, 'public'), (c) =>
+    prefixPurgeRequest(c, deps),
+  );
   api.post('/token.info', bearerAuth(deps, 0, 'public'), (c) => {
     const principal = c.get('principal');
     return c.json(

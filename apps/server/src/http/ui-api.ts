@@ -8,6 +8,7 @@ import {
   operations,
   type ErrorBody,
   type Operation,
+  type OperationName,
 } from '@ukiyo/contract';
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
@@ -68,7 +69,8 @@ function readBody(c: Context): Promise<string> {
   });
 }
 
-async function readJson(c: Context): Promise<unknown> {
+/** The request's JSON body, at most MAX_BODY_BYTES; an empty body reads as `{}`. */
+export async function readJson(c: Context): Promise<unknown> {
   const length = Number(c.req.header('content-length') ?? 0);
   if (length > MAX_BODY_BYTES) throw new AppError('malformed request body');
   const text = await readBody(c);
@@ -77,6 +79,67 @@ async function readJson(c: Context): Promise<unknown> {
     return JSON.parse(text);
   } catch {
     throw new AppError('malformed request body');
+  }
+}
+
+/**
+ * The fields (dot-joined paths, as `invalids` names them) of strings holding a NUL character,
+ * which PostgreSQL's text cannot store: refused as invalid rather than failing in the database.
+ */
+function fieldsWithNul(value: unknown, path: string[] = []): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path.join('.') || 'root'] : [];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => fieldsWithNul(item, [...path, key]));
+}
+
+/** An operation's answer: its output, or the error body with the seconds to wait if any. */
+export type Outcome = { output: unknown } | { error: ErrorBody; retryAfterSeconds?: number };
+
+/**
+ * One operation after its transport's checks, the same for every transport (ui-api, /api/v1):
+ * access rules from the contract, zod validation of `readInput()`'s value (read only once access
+ * is granted), the handler, the output schema (which strips anything a handler should not have
+ * returned), then `afterOperation`. Failures are error bodies; anything unexpected is logged
+ * and answers 'internal error'.
+ */
+export async function runOperation(
+  name: OperationName,
+  readInput: () => Promise<unknown>,
+  context: OperationContext,
+  handlers: Handlers,
+  afterOperation: AfterOperation | undefined,
+  requestId: string,
+): Promise<Outcome> {
+  const operation: Operation = operations[name];
+  try {
+    const refused = accessRefusal(operation, context.auth);
+    if (refused) throw refused;
+    const input = await readInput();
+    const withNul = fieldsWithNul(input);
+    if (withNul.length > 0) {
+      return {
+        error: {
+          error: 'validation error',
+          invalids: Object.fromEntries(withNul.map((field) => [field, ['validation.invalid']])),
+        },
+      };
+    }
+    const parsed = operation.input.safeParse(input);
+    if (!parsed.success) return { error: { error: 'validation error', invalids: invalidsOf(parsed.error) } };
+    const handler = handlers[name] as Handler<typeof name> | undefined;
+    if (!handler) return { error: { error: 'not implemented' } };
+    const output: unknown = operation.output.parse(await handler(parsed.data as never, context));
+    afterOperation?.(name, context);
+    return { output };
+  } catch (error) {
+    if (error instanceof AppError) {
+      return {
+        error: { error: error.code, ...error.details },
+        retryAfterSeconds: error.headers.retryAfterSeconds,
+      };
+    }
+    context.deps.log.error({ err: error, operation: name, reqId: requestId }, 'operation failed');
+    return { error: { error: 'internal error' } };
   }
 }
 
@@ -106,7 +169,6 @@ export function mountUiApi(
     if (!isSameOrigin(c, deps.config)) return fail(c, { error: 'cross-site request refused' });
     const name = c.req.param('operation');
     if (!isOperationName(name)) return fail(c, { error: 'unknown operation' });
-    const operation: Operation = operations[name];
 
     const secure = isSecureRequest(c, deps.config);
     const token = getCookie(c, SESSION_COOKIE);
@@ -133,25 +195,16 @@ export function mountUiApi(
     };
     if (token && !context.auth) deleteCookie(c, SESSION_COOKIE, { path: '/', secure });
 
-    try {
-      const refused = accessRefusal(operation, context.auth);
-      if (refused) throw refused;
-      const parsed = operation.input.safeParse(await readJson(c));
-      if (!parsed.success) return fail(c, { error: 'validation error', invalids: invalidsOf(parsed.error) });
-      const handler = handlers[name] as Handler<typeof name> | undefined;
-      if (!handler) return fail(c, { error: 'not implemented' });
-      const result = await handler(parsed.data as never, context);
-      const answer = c.json(operation.output.parse(result));
-      afterOperation?.(name, context);
-      return answer;
-    } catch (error) {
-      if (error instanceof AppError) {
-        if (error.headers.retryAfterSeconds !== undefined)
-          c.header('Retry-After', String(error.headers.retryAfterSeconds));
-        return fail(c, { error: error.code, ...error.details });
-      }
-      deps.log.error({ err: error, operation: name, reqId: c.get('requestId') }, 'ui-api operation failed');
-      return fail(c, { error: 'internal error' });
-    }
+    const outcome = await runOperation(
+      name,
+      () => readJson(c),
+      context,
+      handlers,
+      afterOperation,
+      c.get('requestId'),
+    );
+    if ('output' in outcome) return c.json(outcome.output);
+    if (outcome.retryAfterSeconds !== undefined) c.header('Retry-After', String(outcome.retryAfterSeconds));
+    return fail(c, outcome.error);
   });
 }

@@ -19,6 +19,8 @@ import { organizationOf, type Handlers } from './context.ts';
  */
 export interface ChannelSettings {
   hls: Rendition[];
+  /** The channel's viewers need playback tokens, signed with this key (sealed). */
+  playbackKeyEnc?: string;
 }
 
 export interface NewChannel {
@@ -26,6 +28,8 @@ export interface NewChannel {
   encryptKeyUri: string;
   authWebhookUrl: string;
   eventWebhookUrl: string;
+  /** Viewers need playback tokens (the live API's CreatePlaybackToken). */
+  playbackTokens?: boolean;
 }
 
 export type ChannelRow = Selectable<ChannelTable>;
@@ -63,7 +67,10 @@ export async function createChannelRecord(
     .values({
       id: randomBytes(10).toString('hex'),
       organization_id: organizationId,
-      settings: JSON.stringify({ hls: input.hls } satisfies ChannelSettings),
+      settings: JSON.stringify({
+        hls: input.hls,
+        ...(input.playbackTokens ? { playbackKeyEnc: secrets.seal(randomBytes(32).toString('hex')) } : {}),
+      } satisfies ChannelSettings),
       encrypt_key_uri: input.encryptKeyUri,
       encrypt_key_enc: encrypted ? secrets.seal(randomBytes(16).toString('hex')) : null,
       kid: encrypted ? randomBytes(12).toString('hex') : null,

@@ -35,6 +35,8 @@ export interface OperationContext {
   /** The caller's session; null only reaches handlers of public operations. */
   auth: AuthContext | null;
   request: RequestInfo;
+  /** The API token a `/api/v1` call came with (its user is `auth.user`); absent for console sessions. */
+  apiToken?: { id: number; name: string };
   /** Starts a new session (a fresh id: never the one the browser came with) and sets its cookie. */
   startSession(values: {
     userId: number;

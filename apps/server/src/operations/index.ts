@@ -1,3 +1,4 @@
+import { withAuditTrail } from '../services/audit-trail.ts';
 import { authHandlers } from './auth.ts';
 import { cacheHandlers } from './cache.ts';
 import { channelHandlers } from './channels.ts';
@@ -13,8 +14,11 @@ import { tokenHandlers } from './tokens.ts';
 import { twoStepHandlers } from './two-step.ts';
 import { userHandlers } from './users.ts';
 
-/** Every implemented operation; the contract's others answer 'not implemented'. */
-export const handlers: Handlers = {
+/**
+ * Every implemented operation; the contract's others answer 'not implemented'. Configuration
+ * changes record themselves in the audit trail, whichever API dispatches them.
+ */
+export const handlers: Handlers = withAuditTrail({
   ...authHandlers,
   ...organizationHandlers,
   ...originHandlers,
@@ -28,4 +32,4 @@ export const handlers: Handlers = {
   ...channelHandlers,
   ...previewHandlers,
   ...jobHandlers,
-};
+});

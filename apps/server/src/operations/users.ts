@@ -6,6 +6,7 @@ import type { RateRule } from '../auth/rate-limits.ts';
 import type { Db } from '../db/database.ts';
 import { findReachableOrganization } from '../db/repositories/organizations.ts';
 import {
+  accountOf,
   createUser,
   findAccountUserByEmail,
   findUserByEmail,
@@ -27,6 +28,7 @@ import {
   RESET_MINUTES,
   prepareActivation,
 } from '../services/accounts.ts';
+import { listAuditEntries } from '../services/audit-trail.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext } from './context.ts';
 import { presentUser } from './presenters.ts';
 
@@ -39,15 +41,7 @@ export const RESET_PER_EMAIL_AND_ADDRESS: RateRule = { points: 3, seconds: 3600 
 export const RESET_PER_ADDRESS: RateRule = { points: 20, seconds: 3600 };
 
 async function present(db: Db, user: UserRow) {
-  const account =
-    user.sakura_account_id === null
-      ? null
-      : ((await db
-          .selectFrom('sakura_accounts')
-          .selectAll()
-          .where('id', '=', user.sakura_account_id)
-          .executeTakeFirst()) ?? null);
-  return presentUser(user, account, await userRestrictions(db, user.id));
+  return presentUser(user, await accountOf(db, user), await userRestrictions(db, user.id));
 }
 
 /** The account whose members the caller manages: the current organization's. */
@@ -351,23 +345,8 @@ export const userHandlers: Handlers = {
     return {};
   },
 
-  'audit.list': async ({ limit }, context) => {
-    const auth = authOf(context);
-    const rows = await context.deps.db
-      .selectFrom('audit_events')
-      .select(['created_at', 'kind', 'email', 'ip'])
-      .where('user_id', '=', auth.user.id)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
-    return {
-      entries: rows.map((row) => ({
-        time: row.created_at.toISOString(),
-        kind: row.kind as 'login' | 'logout' | 'login_failed',
-        email: row.email,
-        ip: row.ip,
-      })),
-    };
-  },
+  'audit.list': (query, context) => listAuditEntries(context, { userId: authOf(context).user.id }, query),
+
+  'audit.organization_list': (query, context) =>
+    listAuditEntries(context, { organizationId: organizationOf(context).id }, query),
 };

@@ -5,6 +5,8 @@ import type { Db } from '../db/database.ts';
 export interface CacheControl {
   lookup(originId: number, imageUrlOrPath: string): Promise<string[]>;
   purge(originId: number, imageUrlOrPath: string): Promise<string[]>;
+  /** Removes every image whose path starts with `pathPrefix` ('/': the whole origin); answers how many. */
+  purgePrefix(originId: number, pathPrefix: string): Promise<number>;
 }
 
 function hostOf(url: string): string | undefined {

@@ -1,11 +1,18 @@
 import { z } from 'zod';
-import { DashboardUsage, InvoiceRow, Usage } from '../entities.ts';
+import { DashboardUsage, DeliveryAnalytics, InvoiceRow, PlanPrice, Usage } from '../entities.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
 import { empty, id, integer, isoDateTime, text } from '../validation.ts';
 
 const Period = z.object({ from: isoDateTime(), to: isoDateTime() });
-const DailyUsage = Usage.extend({ day: z.string() });
+/** A period's delivery figures: the billed usage and what the edge's analytics count beside it. */
+const DeliveryFigures = Usage.extend(DeliveryAnalytics.shape);
+const TopEntry = z.object({
+  key: z.string(),
+  requests: z.number(),
+  bytes: z.number(),
+  savedBytes: z.number(),
+});
 const Month = z.object({ year: integer(2000, 2100), month: integer(1, 12) });
 
 export const deliveryOperations = {
@@ -18,6 +25,23 @@ export const deliveryOperations = {
   'cache.delete': operation('cache.delete', {
     input: z.object({ originID: id(), url: text(4096).min(1, 'validation.required') }),
     output: z.object({ urls: z.array(z.string()) }),
+    access: 'organization',
+    permission: Permission.cache,
+  }),
+  /**
+   * Removes every cached variant of every image of the origin whose path on the origin starts
+   * with `pathPrefix` ('/': all of the origin's images), from every edge and the shared result
+   * cache; `images` counts those the edges held (summed over edges).
+   */
+  'cache.purge_prefix': operation('cache.purge_prefix', {
+    input: z.object({
+      originID: id(),
+      pathPrefix: text(4096)
+        .trim()
+        .min(1, 'validation.required')
+        .refine((prefix) => prefix.startsWith('/'), 'validation.invalid'),
+    }),
+    output: z.object({ images: z.number() }),
     access: 'organization',
     permission: Permission.cache,
   }),
@@ -41,17 +65,45 @@ export const deliveryOperations = {
     access: 'organization',
     organizationKind: 'image',
   }),
+  /**
+   * Per origin and in total over [from, to): figures, a series per UTC day (and per hour when
+   * asked, for at most 31 days), and the top 20 paths (by requests and by bytes),
+   * transformations, output formats and error reasons, of every origin or of `originID` alone.
+   */
   'statistics.origins': operation('statistics.origins', {
-    input: Period,
+    input: Period.extend({
+      granularity: z.enum(['day', 'hour']).default('day'),
+      originID: id().optional(),
+    }),
     output: z.object({
       origins: z.array(
-        z.object({ originID: z.number(), name: z.string(), stats: Usage, daily: z.array(DailyUsage) }),
+        z.object({
+          originID: z.number(),
+          name: z.string(),
+          stats: DeliveryFigures,
+          daily: z.array(DeliveryFigures.extend({ day: z.string() })),
+        }),
       ),
-      total: Usage,
-      daily: z.array(DailyUsage),
+      total: DeliveryFigures,
+      daily: z.array(DeliveryFigures.extend({ day: z.string() })),
+      /** With granularity 'hour': every origin's (or `originID`'s) figures per UTC hour. */
+      hourly: z.array(DeliveryFigures.extend({ hour: z.string() })).optional(),
+      top: z.object({
+        paths: z.array(TopEntry),
+        pathsByBytes: z.array(TopEntry),
+        transforms: z.array(TopEntry),
+        formats: z.array(TopEntry),
+        errors: z.array(TopEntry),
+      }),
     }),
     access: 'organization',
     permission: Permission.statistics,
+  }),
+  /** Every plan's prices (plan_prices), for the plan page. */
+  'plan.prices': operation('plan.prices', {
+    input: empty(),
+    output: z.object({ prices: z.array(PlanPrice) }),
+    access: 'activated',
   }),
   'statistics.dashboard': operation('statistics.dashboard', {
     input: empty(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuditEntry, Restriction, User } from '../entities.ts';
+import { AuditEntry, AuditKind, Restriction, User } from '../entities.ts';
 import { operation } from '../operation.ts';
 import { Permission } from '../permissions.ts';
 import {
@@ -8,14 +8,30 @@ import {
   empty,
   id,
   integer,
+  isoDateTime,
   loginPassword,
   newPassword,
+  optionalText,
   requiredText,
   text,
 } from '../validation.ts';
 import { NewUserInput } from './organization.ts';
 
 const RestrictionInput = Restriction.extend({ organizationIDs: z.array(id()).max(1000).default([]) });
+/** Filters and paging of the audit trail: `cursor` is the last entry id of the page before. */
+const AuditQuery = z
+  .object({
+    kind: AuditKind.optional(),
+    /** Part of the person's e-mail address or of the API token's name. */
+    actor: optionalText(254),
+    from: isoDateTime().optional(),
+    to: isoDateTime().optional(),
+    cursor: id().optional(),
+    limit: integer(1, 500).default(100),
+  })
+  .default({ actor: '', limit: 100 });
+const AuditPage = z.object({ entries: z.array(AuditEntry), nextCursor: z.number().nullable() });
+
 const totpCode = () =>
   z
     .string()
@@ -113,9 +129,17 @@ export const userOperations = {
     output: z.object({ backupCodes: z.array(z.string()) }),
     access: 'activated',
   }),
+  /** One's own sign-ins, sign-outs and changes, newest first. */
   'audit.list': operation('audit.list', {
-    input: z.object({ limit: integer(1, 500).default(100) }),
-    output: z.object({ entries: z.array(AuditEntry) }),
+    input: AuditQuery,
+    output: AuditPage,
     access: 'activated',
+  }),
+  /** Every change to the current organization's configuration and every sign-in to it, newest first. */
+  'audit.organization_list': operation('audit.organization_list', {
+    input: AuditQuery,
+    output: AuditPage,
+    access: 'organization',
+    permission: Permission.member,
   }),
 };

@@ -54,8 +54,8 @@ export class WhipError extends Error {
   }
 }
 
-/** The offer goes out with its candidates: WHIP servers need not support trickle ICE. */
-function iceGatheringComplete(peer: RTCPeerConnection, timeoutMs = 3000): Promise<void> {
+/** The offer goes out with its candidates: WHIP and WHEP servers need not support trickle ICE. */
+export function iceGatheringComplete(peer: RTCPeerConnection, timeoutMs = 3000): Promise<void> {
   if (peer.iceGatheringState === 'complete') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

@@ -35,4 +35,13 @@ export function sortRows(
 }
 
 /** The invoice CSV's header row: the field names of the invoice rows (console-spec section 3). */
-export const INVOICE_CSV_FIELDS = ['memberId', 'serviceCd', 'name', 'transferGiB'] as const;
+// The spec's four fields first, then what plan_prices adds, so a reader by position still works.
+export const INVOICE_CSV_FIELDS = [
+  'memberId',
+  'serviceCd',
+  'name',
+  'transferGiB',
+  'requests',
+  'amount',
+  'currency',
+] as const;

@@ -1,7 +1,7 @@
 import { isAdministrator } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import type { Db } from '../database.ts';
-import type { NewUser, UserRow } from '../tables.ts';
+import type { NewUser, SakuraAccountRow, UserRow } from '../tables.ts';
 import type { Scope } from './scope.ts';
 
 export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
@@ -14,6 +14,18 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 
 export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The account a user belongs to; null for administrators, who belong to none. */
+export async function accountOf(db: Db, user: UserRow): Promise<SakuraAccountRow | null> {
+  if (user.sakura_account_id === null) return null;
+  return (
+    (await db
+      .selectFrom('sakura_accounts')
+      .selectAll()
+      .where('id', '=', user.sakura_account_id)
+      .executeTakeFirst()) ?? null
+  );
 }
 
 export async function userRestrictions(db: Db, userId: number): Promise<number[]> {

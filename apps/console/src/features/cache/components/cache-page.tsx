@@ -18,6 +18,7 @@ import { callApi } from '@/lib/api-client.ts';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { useOriginChoices } from '@/features/origin/api/origin-api.ts';
+import { PrefixPurgeCard } from './prefix-purge-card.tsx';
 
 interface CacheForm {
   originID: string;
@@ -163,6 +164,7 @@ export function CachePage() {
             </ListGroup>
           </Card>
         ))}
+      <PrefixPurgeCard origins={list} />
       <ConfirmModal
         show={confirmingDelete}
         title={t('cache.deleteTitle')}

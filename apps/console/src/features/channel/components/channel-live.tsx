@@ -15,6 +15,7 @@ import { useApiErrorHandler } from '@/lib/api-errors.ts';
 import { publishCredential } from '@/features/channel/api/channel-api.ts';
 import { WhipError, WhipPublisher, testPatternStream } from '@/features/channel/whip-publisher.ts';
 import type { ChannelView } from './channel-types.ts';
+import { WebRtcPlayer, whepUrlOf } from './webrtc-player.tsx';
 
 type Source = 'pattern' | 'camera';
 
@@ -228,11 +229,18 @@ function Publisher({ channelId, whipUrl }: { channelId: string; whipUrl: string 
   );
 }
 
-/** Plays the channel's HLS with hls.js (loaded only here), or natively where the browser can. */
+/**
+ * Plays the channel's HLS with hls.js (loaded only here), or natively where the browser can.
+ * Unencrypted channels serve Low-Latency HLS (parts, blocking reloads), which hls.js follows in
+ * its low-latency mode; encrypted ones plain HLS. Both say which, and how far behind the live
+ * edge hls.js plays.
+ */
 function Player({ url }: { url: string | null }) {
   const { t } = useTranslation();
   const video = useRef<HTMLVideoElement>(null);
   const [failed, setFailed] = useState(false);
+  const [lowLatency, setLowLatency] = useState<boolean | undefined>();
+  const [latency, setLatency] = useState<number | undefined>();
   useEffect(() => {
     const element = video.current;
     if (!url || !element) return;
@@ -245,9 +253,19 @@ function Player({ url }: { url: string | null }) {
         hls.on(Hls.Events.ERROR, (_event, data) => {
           if (data.fatal) setFailed(true);
         });
+        hls.on(Hls.Events.LEVEL_LOADED, (_event, data) =>
+          setLowLatency((data.details.partList?.length ?? 0) > 0),
+        );
         hls.loadSource(url);
         hls.attachMedia(element);
-        destroy = () => hls.destroy();
+        // hls.js's estimate of the live edge minus the playhead, refreshed as it plays.
+        const sampler = setInterval(() => {
+          if (Number.isFinite(hls.latency) && hls.latency > 0) setLatency(hls.latency);
+        }, 1000);
+        destroy = () => {
+          clearInterval(sampler);
+          hls.destroy();
+        };
       } else {
         element.src = url;
       }
@@ -272,6 +290,22 @@ function Player({ url }: { url: string | null }) {
               playsInline
               data-testid="channel-player"
             />
+            {lowLatency !== undefined && (
+              <div className="d-flex flex-wrap align-items-center gap-2 small mt-2">
+                <Badge
+                  bg={lowLatency ? 'success' : 'secondary'}
+                  data-testid="channel-player-mode"
+                  data-low-latency={lowLatency}
+                >
+                  {t(lowLatency ? 'channel.playerLowLatency' : 'channel.playerPlainHls')}
+                </Badge>
+                {latency !== undefined && (
+                  <span data-testid="channel-player-latency" data-latency={latency.toFixed(3)}>
+                    {t('channel.playerLatency', { seconds: latency.toFixed(1) })}
+                  </span>
+                )}
+              </div>
+            )}
             {failed && (
               <Alert variant="warning" className="small mt-2">
                 {t('channel.playerFailed')}
@@ -290,7 +324,7 @@ function Player({ url }: { url: string | null }) {
 
 /**
  * The open channel: where to publish to it, whether it is on air, and publishing to it from this
- * browser beside its HLS output.
+ * browser beside its HLS and WebRTC output.
  */
 export function ChannelLive({ channel }: { channel: ChannelView }) {
   const { t } = useTranslation();
@@ -300,9 +334,12 @@ export function ChannelLive({ channel }: { channel: ChannelView }) {
       <h2 className="h5">{t('channel.liveTitle', { id: channel.id })}</h2>
       <PublishInfo channel={channel} />
       <Row className="g-4">
-        <Col lg={6}>{whipUrl && <Publisher channelId={channel.id} whipUrl={whipUrl} />}</Col>
-        <Col lg={6}>
+        <Col lg={4}>{whipUrl && <Publisher channelId={channel.id} whipUrl={whipUrl} />}</Col>
+        <Col lg={4}>
           <Player url={channel.hlsUrl} />
+        </Col>
+        <Col lg={4}>
+          {whipUrl && <WebRtcPlayer url={whepUrlOf(whipUrl, channel.id)} onAir={channel.onAir} />}
         </Col>
       </Row>
     </section>

@@ -9,8 +9,8 @@ import { useChannelStatistics } from '@/features/channel/api/channel-api.ts';
 import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
 /**
- * /livestreaming: WebRTC ingest per channel for a UTC month (channel.statistics); HLS delivery is
- * on /statistics.
+ * /livestreaming: WebRTC connections (publishers and viewers) per channel for a UTC month
+ * (channel.statistics); HLS delivery is on /statistics.
  */
 export function LiveStreamingPage() {
   const { t } = useTranslation();

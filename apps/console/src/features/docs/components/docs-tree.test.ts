@@ -13,6 +13,7 @@ describe('docs tree', () => {
       'image/expire-limit',
       'image/custom-domain',
       'image/api-reference',
+      'image/cache-purge',
       'image/whats-new',
       'live/quickstart',
       'live/api',
@@ -28,8 +29,11 @@ describe('docs tree', () => {
       'live/sora-2024-1',
       'live/changes',
       'wordpress',
+      'general/platform-api',
       'general/api-reference',
       'general/permissions',
+      'general/statistics',
+      'general/audit',
     ]);
     expect(DOCS_PAGES.filter((page) => page.deprecated).map((page) => page.slug)).toEqual([
       'image/api-reference',

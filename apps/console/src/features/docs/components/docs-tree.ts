@@ -47,6 +47,7 @@ export const DOCS_TREE: DocsSection[] = [
       page('image/expire-limit', '有効期限付きURL', 'Expiring URLs'),
       page('image/custom-domain', '独自ドメイン', 'Custom domains'),
       page('image/api-reference', 'APIリファレンス（旧）', 'API reference (old)', { deprecated: true }),
+      page('image/cache-purge', 'キャッシュの削除', 'Purging the cache'),
       page('image/whats-new', '新機能', "What's new"),
     ],
   },
@@ -60,7 +61,7 @@ export const DOCS_TREE: DocsSection[] = [
       page('live/archive', 'アーカイブ', 'Archive'),
       page('live/webhooks', 'Webhookの署名と再送', 'Webhook signatures and retries'),
       page('live/encryption', 'HLSの暗号化', 'HLS encryption'),
-      page('live/whip', 'WHIPで配信する', 'Publishing with WHIP'),
+      page('live/whip', 'WHIPで配信・WHEPで視聴する', 'Publishing with WHIP, viewing with WHEP'),
       page('live/rtmp', 'RTMPで配信する', 'Publishing with RTMP'),
       page('live/srt', 'SRTで配信する', 'Publishing with SRT'),
       page('live/note', '注意事項', 'Notes and limits'),
@@ -78,8 +79,11 @@ export const DOCS_TREE: DocsSection[] = [
     id: 'general',
     title: { ja: '共通', en: 'General' },
     pages: [
+      page('general/platform-api', 'プラットフォームAPI・SDK・CLI', 'Platform API, SDK and CLI'),
       page('general/api-reference', 'APIリファレンス', 'API reference'),
       page('general/permissions', '権限とAPIトークン', 'Permissions and API tokens'),
+      page('general/statistics', '統計・分析と料金', 'Statistics, analytics and charges'),
+      page('general/audit', '監査ログ', 'Audit trail'),
     ],
   },
 ];

@@ -14,7 +14,8 @@ import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useSession } from '@/lib/session.ts';
 import { usePlanFeatures } from '@/lib/plan-features.ts';
-import { useDeleteUser, useSetEnabled, useUsers } from '@/features/member/api/member-api.ts';
+import { useDeleteUser, useUsers } from '@/features/member/api/member-api.ts';
+import { useToggleEnabled } from './use-toggle-enabled.ts';
 import { PermissionBadges } from './permission-badges.tsx';
 
 function MemberRow({
@@ -107,25 +108,11 @@ export function MemberIndexPage() {
   const { user: me } = useSession();
   const users = useUsers();
   const plan = usePlanFeatures();
-  const setEnabled = useSetEnabled();
+  const { toggle, pending: toggling, pendingEmail } = useToggleEnabled();
   const remove = useDeleteUser();
   const [deleting, setDeleting] = useState<User | null>(null);
   const [disabling, setDisabling] = useState<User | null>(null);
   useReportQueryError(users.error);
-
-  const toggle = async (user: User) => {
-    try {
-      await setEnabled.mutateAsync({ emailAddress: user.emailAddress, enabled: !user.enabled });
-      flash.now({
-        variant: 'success',
-        key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
-        params: { email: user.emailAddress },
-        action: 'member',
-      });
-    } catch (error) {
-      handleError(error, { action: 'member' });
-    }
-  };
 
   const confirmDisable = async () => {
     if (!disabling) return;
@@ -196,7 +183,7 @@ export function MemberIndexPage() {
             user={user}
             self={user.userID === me?.userID}
             busy={
-              (setEnabled.isPending && setEnabled.variables?.emailAddress === user.emailAddress) ||
+              (toggling && pendingEmail === user.emailAddress) ||
               (remove.isPending && remove.variables?.userID === user.userID)
             }
             // Disabling ends the member's sessions at once: it asks first; enabling does not.
@@ -218,7 +205,7 @@ export function MemberIndexPage() {
       </ConfirmModal>
       <MemberDisableConfirm
         email={disabling?.emailAddress ?? null}
-        busy={setEnabled.isPending}
+        busy={toggling}
         onConfirm={() => void confirmDisable()}
         onCancel={() => setDisabling(null)}
       />

@@ -17,15 +17,16 @@ import { FormActions } from '@/components/form-actions.tsx';
 import { PermissionField } from '@/components/permission-checkboxes.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
 import { ApiError } from '@/lib/api-client.ts';
-import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { grantableMask } from '@/lib/permission-choices.ts';
 import { useSession } from '@/lib/session.ts';
-import { useOrganizations, useSetEnabled, useUpdateUser, useUser } from '@/features/member/api/member-api.ts';
+import { useOrganizations, useUpdateUser, useUser } from '@/features/member/api/member-api.ts';
 import { RestrictionField } from './restriction-field.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
+import { useToggleEnabled } from './use-toggle-enabled.ts';
 
 const schema = operations['user.update'].input
   .omit({ oldEmailAddress: true, password: true })
@@ -37,23 +38,11 @@ const schema = operations['user.update'].input
 
 function StatusCard({ user, self }: { user: User; self: boolean }) {
   const { t, i18n } = useTranslation();
-  const handleError = useApiErrorHandler();
-  const setEnabled = useSetEnabled();
+  const { toggle: toggleEnabled, pending } = useToggleEnabled();
   const [confirming, setConfirming] = useState(false);
   const toggle = async () => {
-    try {
-      await setEnabled.mutateAsync({ emailAddress: user.emailAddress, enabled: !user.enabled });
-      flash.now({
-        variant: 'success',
-        key: user.enabled ? 'member.disabledMessage' : 'member.enabledMessage',
-        params: { email: user.emailAddress },
-        action: 'member',
-      });
-    } catch (error) {
-      handleError(error, { action: 'member' });
-    } finally {
-      setConfirming(false);
-    }
+    await toggleEnabled(user);
+    setConfirming(false);
   };
   return (
     <Card className="shadow-sm border-0 mb-4">
@@ -81,7 +70,7 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
         {!self && (
           <Button
             variant={user.enabled ? 'outline-danger' : 'outline-success'}
-            disabled={setEnabled.isPending}
+            disabled={pending}
             // Disabling ends the member's sessions at once: it asks first; enabling does not.
             onClick={() => (user.enabled ? setConfirming(true) : void toggle())}
             data-testid="member-toggle-enabled"
@@ -92,7 +81,7 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
       </Card.Body>
       <MemberDisableConfirm
         email={confirming ? user.emailAddress : null}
-        busy={setEnabled.isPending}
+        busy={pending}
         onConfirm={() => void toggle()}
         onCancel={() => setConfirming(false)}
       />

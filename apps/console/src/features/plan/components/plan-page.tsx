@@ -14,6 +14,8 @@ import {
   PLAN_NAMES,
   PLANS,
   type MessageKey,
+  type OperationOutput,
+  type Operations,
   type PlanFeatureSet,
   type PlanNumber,
 } from '@ukiyo/contract';
@@ -25,6 +27,8 @@ import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatUtcDate } from '@/lib/format.ts';
 import { usePlanFeatures } from '@/lib/plan-features.ts';
+import { formatCount, formatMoney, toGiB } from '@/lib/usage-format.ts';
+import { usePlanPrices } from '@/features/usage/api/usage-api.ts';
 import { helpSubjectPath } from '@/features/help/help-subject.ts';
 import { useChangePlan } from '@/features/plan/api/plan-api.ts';
 import { nextMonthStartUtc, planAction, type PlanAction } from './plan-change.ts';
@@ -45,6 +49,20 @@ function Mark({ on }: { on: boolean }) {
       —
     </span>
   );
+}
+
+const PRICE_ROWS = ['monthlyFee', 'includedRequests', 'includedBytes', 'per10kRequests', 'perGiB'] as const;
+type PriceRow = (typeof PRICE_ROWS)[number];
+type Price = OperationOutput<Operations['plan.prices']>['prices'][number];
+
+/** One price of a plan, from plan_prices (no price lives in the console). */
+function PriceValue({ price, row }: { price: Price; row: PriceRow }) {
+  const { i18n } = useTranslation();
+  const language = i18n.language;
+  if (row === 'includedRequests') return <>{formatCount(price.includedRequests, language)}</>;
+  if (row === 'includedBytes')
+    return <>{formatCount(Math.round(toGiB(price.includedBytes)), language)} GiB</>;
+  return <>{formatMoney(price[row], price.currency, language)}</>;
 }
 
 const FEATURES = ['originLimit', 'userLimit', 'supportEmail', 'customDomain', 's3Origins'] as const;
@@ -157,10 +175,12 @@ export function PlanPage() {
   const handleError = useApiErrorHandler();
   const revalidator = useRevalidator();
   const query = usePlanFeatures();
+  const prices = usePlanPrices();
   const change = useChangePlan();
   const [choosing, setChoosing] = useState<PlanNumber | null>(null);
   const [refusal, setRefusal] = useState<{ error: ApiError; target: PlanNumber } | null>(null);
   useReportQueryError(query.error);
+  useReportQueryError(prices.error);
 
   const data = query.data;
   const current = normalisePlan(data?.plan);
@@ -273,6 +293,25 @@ export function PlanPage() {
                 </tr>
               </thead>
               <tbody>
+                {PRICE_ROWS.map((row) => (
+                  <tr key={row} data-price={row}>
+                    <th scope="row" className="fw-normal text-body-secondary">
+                      {t(`cost.price.${row}`)}
+                    </th>
+                    {PLANS.map((plan) => {
+                      const price = prices.data?.prices.find((entry) => entry.plan === plan);
+                      return (
+                        <td
+                          key={plan}
+                          className={`text-center text-nowrap ${plan === current ? 'table-primary' : ''}`}
+                          data-testid={`plan-price-${plan}-${row}`}
+                        >
+                          {price ? <PriceValue price={price} row={row} /> : '–'}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
                 {FEATURES.map((feature) => (
                   <tr key={feature} data-feature={feature}>
                     <th scope="row" className="fw-normal text-body-secondary">

@@ -89,9 +89,18 @@ export function TokenIndexPage() {
         title={t('title.tokenIndex')}
         lead={t('token.lead')}
         actions={
-          <Link to={paths.tokenNew()} className="btn btn-primary" data-testid="token-new">
-            {t('token.issue')}
-          </Link>
+          <>
+            <Link
+              to={paths.apiReference()}
+              className="btn btn-outline-secondary"
+              data-testid="token-api-reference"
+            >
+              {t('token.apiReference')}
+            </Link>
+            <Link to={paths.tokenNew()} className="btn btn-primary" data-testid="token-new">
+              {t('token.issue')}
+            </Link>
+          </>
         }
       />
       <DataTableCard

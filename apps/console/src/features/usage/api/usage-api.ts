@@ -10,13 +10,30 @@ export function useDashboardUsage() {
   });
 }
 
-/** Per-origin and daily usage of the current organization in one UTC month. */
-export function useOriginStatistics({ year, month }: YearMonth) {
+export type Granularity = 'day' | 'hour';
+
+/**
+ * Per-origin and daily usage and analytics of the current organization in one UTC month; the
+ * top lists (and the hourly series) of one origin when `originID` is given.
+ */
+export function useOriginStatistics(
+  { year, month }: YearMonth,
+  { originID, granularity = 'day' }: { originID?: number; granularity?: Granularity } = {},
+) {
   const { from, to } = monthPeriod(year, month);
   return useQuery({
-    queryKey: ['statistics.origins', from, to],
-    queryFn: ({ signal }) => callApi('statistics.origins', { from, to }, { signal }),
+    queryKey: ['statistics.origins', from, to, originID, granularity],
+    queryFn: ({ signal }) => callApi('statistics.origins', { from, to, originID, granularity }, { signal }),
     placeholderData: keepPreviousData,
+  });
+}
+
+/** Every plan's prices. */
+export function usePlanPrices() {
+  return useQuery({
+    queryKey: ['plan.prices'],
+    queryFn: ({ signal }) => callApi('plan.prices', {}, { signal }),
+    staleTime: Infinity,
   });
 }
 

@@ -2,15 +2,16 @@ import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
 import { PageHeader } from '@/components/page-header.tsx';
 import { useReportQueryError } from '@/lib/api-errors.ts';
-import { buildCsv, downloadCsv, monthLabel } from '@/lib/usage-format.ts';
+import { buildCsv, downloadCsv, formatCount, formatMoney, monthLabel } from '@/lib/usage-format.ts';
 import { useInvoices } from '@/features/usage/api/usage-api.ts';
 import { INVOICE_CSV_FIELDS } from '@/features/usage/usage-tables.ts';
 import { useSelectedMonth } from './month-picker.tsx';
 import { OrganizationMonthTable } from './organization-month-table.tsx';
 
 /**
- * /admin/invoices: one row per organization for a UTC month, its transfer computed from metered
- * usage, and the same rows as a CSV (UTF-8 with BOM) for the billing system.
+ * /admin/invoices: one row per organization for a UTC month, its transfer and requests from
+ * metered usage and its amount by its plan's prices (plan_prices), and the same rows as a CSV
+ * (UTF-8 with BOM) for the billing system.
  */
 export function AdminInvoicesPage() {
   const { t, i18n } = useTranslation();
@@ -26,7 +27,15 @@ export function AdminInvoicesPage() {
   const download = () => {
     const csv = buildCsv(
       INVOICE_CSV_FIELDS,
-      rows.map((row) => [row.memberId, row.serviceCd, row.name, row.transferGiB.toFixed(2)]),
+      rows.map((row) => [
+        row.memberId,
+        row.serviceCd,
+        row.name,
+        row.transferGiB.toFixed(2),
+        row.requests,
+        row.amount ?? '',
+        row.currency ?? '',
+      ]),
     );
     downloadCsv(`invoices-${monthLabel(selected)}.csv`, csv);
   };
@@ -66,6 +75,12 @@ export function AdminInvoicesPage() {
             <th scope="col" className="text-end">
               {t('usage.transferGiB')}
             </th>
+            <th scope="col" className="text-end">
+              {t('usage.requests')}
+            </th>
+            <th scope="col" className="text-end">
+              {t('cost.amount')}
+            </th>
           </>
         }
       >
@@ -80,6 +95,12 @@ export function AdminInvoicesPage() {
             <td>{row.name}</td>
             <td className="text-end" data-testid="invoice-transfer">
               {gib.format(row.transferGiB)}
+            </td>
+            <td className="text-end">{formatCount(row.requests, i18n.language)}</td>
+            <td className="text-end text-nowrap" data-testid="invoice-amount">
+              {row.amount === null || row.currency === null
+                ? '–'
+                : formatMoney(row.amount, row.currency, i18n.language)}
             </td>
           </tr>
         ))}

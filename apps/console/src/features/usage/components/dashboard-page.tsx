@@ -4,9 +4,10 @@ import { Permission, hasPermission } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
 import { useSession } from '@/lib/session.ts';
+import { PlanUsagePanel } from './plan-usage-panel.tsx';
 import { UsagePanel } from './usage-panel.tsx';
 
-/** /dashboard: this month's usage of the current organization, for any of its members. */
+/** /dashboard: this month's usage of the current organization against its plan, for any of its members. */
 export function DashboardPage() {
   const { t } = useTranslation();
   const { user, organization } = useSession();
@@ -29,6 +30,7 @@ export function DashboardPage() {
         }
       />
       <UsagePanel />
+      <PlanUsagePanel />
     </>
   );
 }

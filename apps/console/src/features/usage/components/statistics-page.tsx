@@ -26,6 +26,7 @@ import {
 import { useChannelStatistics } from '@/features/channel/api/channel-api.ts';
 import { useOriginStatistics } from '@/features/usage/api/usage-api.ts';
 import { DailyChart, type ChartSeries } from './daily-chart.tsx';
+import { DeliveryAnalytics } from './delivery-analytics.tsx';
 import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
 import { UsagePanel } from './usage-panel.tsx';
 
@@ -121,7 +122,10 @@ function OriginStatistics(month: MonthProps) {
     [data],
   );
   return (
-    <StatisticsView {...month} report={report} loading={statistics.isPending} wording={ORIGIN_WORDING} />
+    <>
+      <StatisticsView {...month} report={report} loading={statistics.isPending} wording={ORIGIN_WORDING} />
+      <DeliveryAnalytics month={month.selected} />
+    </>
   );
 }
 

@@ -1,5 +1,4 @@
 import Card from 'react-bootstrap/Card';
-import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
 import { LoadingBlock } from '@/components/loading-block.tsx';
@@ -8,30 +7,7 @@ import { formatUtcDate } from '@/lib/format.ts';
 import { useSession } from '@/lib/session.ts';
 import { formatCount, formatGiB, splitDuration } from '@/lib/usage-format.ts';
 import { useDashboardUsage } from '@/features/usage/api/usage-api.ts';
-
-function Figure({
-  label,
-  value,
-  unit,
-  testId,
-}: {
-  label: string;
-  value: string;
-  unit?: string;
-  testId: string;
-}) {
-  return (
-    <Col xs={12} sm={6} lg>
-      <div className="usage-figure h-100 border rounded-3 p-3 bg-body">
-        <div className="small text-body-secondary">{label}</div>
-        <div className="fs-4 fw-semibold text-nowrap" data-testid={testId}>
-          {value}
-          {unit && <span className="fs-6 fw-normal text-body-secondary ms-1">{unit}</span>}
-        </div>
-      </div>
-    </Col>
-  );
-}
+import { UsageFigure } from './usage-figure.tsx';
 
 /**
  * The dashboard's monthly usage (console-spec section 3, "Dashboard usage"): the current billing
@@ -66,12 +42,18 @@ export function UsagePanel() {
         {data && (
           <>
             <Row className="g-3">
-              <Figure
+              <UsageFigure
+                xs={12}
+                sm={6}
+                lg
                 label={t('usage.requests')}
                 value={formatCount(data.requests, language)}
                 testId="usage-requests"
               />
-              <Figure
+              <UsageFigure
+                xs={12}
+                sm={6}
+                lg
                 label={t('usage.outbound')}
                 value={formatGiB(data.outboundBytes, language)}
                 unit="GiB"
@@ -79,17 +61,26 @@ export function UsagePanel() {
               />
               {organization?.isLive && (
                 <>
-                  <Figure
+                  <UsageFigure
+                    xs={12}
+                    sm={6}
+                    lg
                     label={t('usage.liveConnected')}
                     value={t('usage.duration', duration)}
                     testId="usage-live-seconds"
                   />
-                  <Figure
+                  <UsageFigure
+                    xs={12}
+                    sm={6}
+                    lg
                     label={t('usage.webrtcCumulative')}
                     value={formatCount(data.webrtcCumulative, language)}
                     testId="usage-webrtc"
                   />
-                  <Figure
+                  <UsageFigure
+                    xs={12}
+                    sm={6}
+                    lg
                     label={t('usage.maxConcurrent')}
                     value={formatCount(data.maxConcurrentConnections, language)}
                     testId="usage-max-concurrent"

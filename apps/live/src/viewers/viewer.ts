@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import {
+  MediaStream,
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  useFIR,
+  useNACK,
+  usePLI,
+  type MediaStreamTrack,
+  type RTCRtpTransceiver,
+  type RtpPacket,
+} from 'werift';
+import { sendCloseNotify } from '../ingest/close-notify.ts';
+import { PublishError } from '../ingest/ingest.ts';
+import {
+  bundledCredentials,
+  iceGathered,
+  peerTransport,
+  type IceSettings,
+  type PublishedMedia,
+  type SoraOffer,
+} from '../ingest/webrtc.ts';
+import { h264KeyframeStart, TrackFanout, vp8KeyframeStart } from './fanout.ts';
+
+/** Viewers joining or losing pictures ask the publisher for a keyframe at most this often. */
+const KEYFRAME_REQUEST_MS = 500;
+
+/**
+ * One publisher's media to its WebRTC viewers: a fanout per track, fed by the publisher's
+ * tracks directly (packets of the codec it chose only), and the viewers' keyframe requests
+ * passed on to the publisher, rate-limited.
+ */
+export class Broadcast {
+  readonly video: TrackFanout;
+  readonly audio: TrackFanout | undefined;
+  private readonly subscriptions: (() => void)[] = [];
+  private lastKeyframeRequest = 0;
+
+  /** `streamId`: the publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
+  constructor(
+    readonly media: PublishedMedia,
+    readonly streamId: string,
+  ) {
+    const requestKeyframe = () => {
+      if (Date.now() - this.lastKeyframeRequest < KEYFRAME_REQUEST_MS) return;
+      this.lastKeyframeRequest = Date.now();
+      media.requestKeyframe();
+    };
+    const payloadType = media.video.codec.payloadType;
+    const keyframeStart =
+      media.video.codec.name.toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
+    this.video = new TrackFanout(keyframeStart, requestKeyframe);
+    this.subscribe(media.video.track, this.video, payloadType);
+    if (media.audio) {
+      this.audio = new TrackFanout(undefined, requestKeyframe);
+      this.subscribe(media.audio.track, this.audio, media.audio.codec.payloadType);
+    }
+  }
+
+  private subscribe(track: MediaStreamTrack, fanout: TrackFanout, payloadType: number): void {
+    const { unSubscribe } = track.onReceiveRtp.subscribe((packet: RtpPacket) => {
+      if (packet.header.payloadType === payloadType) fanout.forward(packet);
+    });
+    this.subscriptions.push(unSubscribe);
+  }
+
+  close(): void {
+    for (const unsubscribe of this.subscriptions) unsubscribe();
+  }
+}
+
+/** The payload types of an m-section's codec named `name` (rtpmap), with their fmtp parameters. */
+function payloadTypes(section: string, name: string): { payloadType: number; fmtp: string }[] {
+  const found = [];
+  for (const [, payloadType, codec] of section.matchAll(/^a=rtpmap:(\d+) ([^/\s]+)/gm)) {
+    if (codec!.toLowerCase() !== name.toLowerCase()) continue;
+    const fmtp = new RegExp(`^a=fmtp:${payloadType} (.*)$`, 'm').exec(section)?.[1] ?? '';
+    found.push({ payloadType: Number(payloadType), fmtp });
+  }
+  return found;
+}
+
+/**
+ * The viewer's m-section of `kind` cut down to the publisher's codec (and its RTX): werift
+ * answers with every payload type of a matching name and sends with the first, and a browser's
+ * offer lists H.264 several times, packetization-mode 0 among them, which cannot carry the
+ * publisher's fragmented NAL units. H.264 takes packetization-mode 1, the publisher's profile
+ * when offered.
+ */
+export function offerFor(offer: string, kind: 'audio' | 'video', codec: RTCRtpCodecParameters): string {
+  const [session = '', ...sections] = offer.split(/(?=^m=)/m);
+  const cut = sections.map((section) => {
+    if (!section.startsWith(`m=${kind} `)) return section;
+    const candidates = payloadTypes(section, codec.name).filter(
+      ({ fmtp }) => codec.name.toLowerCase() !== 'h264' || /packetization-mode=1/.test(fmtp),
+    );
+    const profile = /profile-level-id=([0-9a-f]{4})/i.exec(codec.parameters ?? '')?.[1]?.toLowerCase();
+    const chosen =
+      candidates.find(({ fmtp }) => profile && fmtp.toLowerCase().includes(`profile-level-id=${profile}`)) ??
+      candidates[0];
+    if (!chosen) throw new PublishError(406, `the offer's ${kind} cannot receive ${codec.name}`);
+    const keep = new Set([
+      chosen.payloadType,
+      ...payloadTypes(section, 'rtx')
+        .filter(({ fmtp }) => fmtp.includes(`apt=${chosen.payloadType}`))
+        .map(({ payloadType }) => payloadType),
+    ]);
+    return section
+      .replace(/^(m=\S+ \S+ \S+) .*$/m, (_, head: string) => `${head} ${[...keep].join(' ')}`)
+      .replace(/^a=(?:rtpmap|fmtp|rtcp-fb):(\d+) .*\r?\n/gm, (line, payloadType: string) =>
+        keep.has(Number(payloadType)) ? line : '',
+      );
+  });
+  return session + cut.join('');
+}
+
+/**
+ * A WebRTC viewer: a werift peer connection sending the publisher's tracks (one sendonly
+ * transceiver per kind) through the broadcast's fanouts. werift's sender gives each viewer its
+ * own SSRC and payload type, keeps the last 128 packets for NACKs and answers them, over RTX
+ * when negotiated.
+ */
+export class WebRtcViewer {
+  readonly id = randomBytes(10).toString('hex');
+  private pc: RTCPeerConnection | undefined;
+  private readonly removals: (() => void)[] = [];
+  private closed = false;
+  private markClosed!: () => void;
+  /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
+  readonly ended = new Promise<void>((resolve) => (this.markClosed = resolve));
+
+  constructor(
+    private readonly broadcast: Broadcast,
+    private readonly ice: IceSettings,
+    private readonly iceGatheringTimeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  private createPeer(): RTCPeerConnection {
+    const { video, audio } = this.broadcast.media;
+    const forwarded = (codec: RTCRtpCodecParameters, rtcpFeedback: RTCRtpCodecParameters['rtcpFeedback']) =>
+      new RTCRtpCodecParameters({
+        mimeType: codec.mimeType,
+        clockRate: codec.clockRate,
+        ...(codec.channels ? { channels: codec.channels } : {}),
+        ...(codec.parameters ? { parameters: codec.parameters } : {}),
+        rtcpFeedback,
+      });
+    const pc = new RTCPeerConnection({
+      codecs: {
+        video: [
+          forwarded(video.codec, [useNACK(), usePLI(), useFIR()]),
+          new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: video.codec.clockRate }),
+        ],
+        audio: audio ? [forwarded(audio.codec, [])] : [],
+      },
+      ...peerTransport(this.ice),
+    });
+    this.pc = pc;
+    pc.connectionStateChange.subscribe((state) => {
+      // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to
+      // a handshake still under way.
+      if (state === 'connected') this.forward(pc.getTransceivers());
+      if (state === 'failed' || state === 'closed') void this.close();
+    });
+    return pc;
+  }
+
+  /** Each sending transceiver into its track's fanout (video waits there for a keyframe). */
+  private forward(transceivers: RTCRtpTransceiver[]): void {
+    if (this.removals.length > 0 || this.closed) return;
+    for (const transceiver of transceivers) {
+      const fanout = transceiver.kind === 'video' ? this.broadcast.video : this.broadcast.audio;
+      if (fanout && transceiver.direction === 'sendonly') this.removals.push(fanout.add(transceiver.sender));
+    }
+  }
+
+  /** The viewer's tracks belong to the publisher's stream, named by its connection id. */
+  private get stream(): MediaStream {
+    return new MediaStream({ id: this.broadcast.streamId });
+  }
+
+  /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
+  async answer(offer: string): Promise<string> {
+    const { video, audio } = this.broadcast.media;
+    let usable = offerFor(bundledCredentials(offer), 'video', video.codec);
+    if (audio) usable = offerFor(usable, 'audio', audio.codec);
+    const pc = this.createPeer();
+    await this.describe('offer', () => pc.setRemoteDescription({ type: 'offer', sdp: usable }));
+    const stream = this.stream;
+    for (const transceiver of pc.getTransceivers()) {
+      const sending = transceiver.kind === 'video' || this.broadcast.audio !== undefined;
+      transceiver.setDirection(sending ? 'sendonly' : 'inactive');
+      transceiver.sender.setStreams([stream]);
+    }
+    await pc.setLocalDescription(await pc.createAnswer());
+    await iceGathered(pc, this.iceGatheringTimeoutMs);
+    return pc.localDescription!.sdp;
+  }
+
+  /** Sora signaling `recvonly`: our offer to send the publisher's video and audio. */
+  async offer(): Promise<SoraOffer> {
+    const pc = this.createPeer();
+    const streams = [this.stream];
+    const video = pc.addTransceiver('video', { direction: 'sendonly', streams });
+    const audio = this.broadcast.audio
+      ? pc.addTransceiver('audio', { direction: 'sendonly', streams })
+      : undefined;
+    await pc.setLocalDescription(await pc.createOffer());
+    await iceGathered(pc, this.iceGatheringTimeoutMs);
+    return {
+      sdp: pc.localDescription!.sdp,
+      mid: { video: video.mid ?? '', ...(audio ? { audio: audio.mid ?? '' } : {}) },
+    };
+  }
+
+  /** Sora signaling: the viewer's answer to offer(). */
+  async accept(answer: string): Promise<void> {
+    const pc = this.pc;
+    if (!pc) throw new Error('accept() before offer()');
+    await this.describe('answer', () => pc.setRemoteDescription({ type: 'answer', sdp: answer }));
+  }
+
+  /** A trickled candidate of the viewer (Sora signaling's `candidate` message). */
+  async addCandidate(candidate: {
+    candidate: string;
+    sdpMid?: string;
+    sdpMLineIndex?: number;
+  }): Promise<void> {
+    await this.pc?.addIceCandidate(candidate).catch(() => {
+      // An unusable candidate costs the viewer that path only.
+    });
+  }
+
+  /** werift's refusal of the viewer's SDP is the viewer's mistake, not ours. */
+  private async describe(what: 'offer' | 'answer', step: () => Promise<unknown>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new PublishError(400, `unusable SDP ${what}: ${reason}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const remove of this.removals) remove();
+    this.markClosed();
+    if (this.pc) {
+      await sendCloseNotify(this.pc).catch((error: unknown) =>
+        this.log.warn({ err: error }, 'could not send the DTLS close alert to a viewer'),
+      );
+      await this.pc.close().catch(() => {});
+    }
+  }
+}

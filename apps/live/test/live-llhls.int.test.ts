@@ -1,0 +1,191 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as HLS from 'hls-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
+import { apiToken, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+
+const T = {
+  createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
+  playlists: 'ImageFlux_20200207.ListPlaylistURLs',
+};
+
+const RENDITION = { durationSeconds: 1, video: { width: 640, height: 360, fps: 30, bps: 800_000 } };
+/** Waiting requests one client may hold (src/hls.ts). */
+const WAITING_PER_CLIENT = 8;
+
+describe('Low-Latency HLS', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let publisher: ChildProcess | undefined;
+  let media: string;
+  const scratch = mkdtempSync(join(tmpdir(), 'ukiyo-llhls-'));
+
+  const get = async (url: string, userAgent = 'llhls-test') => {
+    const answer = await fetch(url, { headers: { 'User-Agent': userAgent } });
+    return { status: answer.status, bytes: Buffer.from(await answer.arrayBuffer()), at: performance.now() };
+  };
+  const playlistAt = async (query = '') => {
+    const answer = await get(`${media}${query}`);
+    expect(answer.status).toBe(200);
+    return HLS.parse(answer.bytes.toString('utf8')) as HLS.types.MediaPlaylist;
+  };
+  /** The newest listed part's segment and index in it, and the hinted part's URI. */
+  const edge = (playlist: HLS.types.MediaPlaylist) => {
+    const open = playlist.segments.at(-1)!;
+    const listed = open.parts.filter((part) => !part.hint);
+    return {
+      msn: open.mediaSequenceNumber,
+      parts: listed.length,
+      hint: open.parts.find((part) => part.hint)?.uri,
+      lastPart: (listed.at(-1) ?? playlist.segments.at(-2)!.parts.at(-1)!).uri,
+    };
+  };
+  const partNumber = (uri: string) => Number(/^part(\d+)\.m4s$/.exec(uri)![1]);
+  const decodeErrors = async (name: string, bytes: Buffer) => {
+    const file = join(scratch, name);
+    writeFileSync(file, bytes);
+    return (await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-'])).stderr;
+  };
+
+  beforeAll(async () => {
+    server = await testServer();
+    live = await startLive(server);
+    const organizationId = (await createTenant(server.deps, { isLive: true })).organizationIds[0]!;
+    const token = await apiToken(server, organizationId);
+    const created = await live.call(T.createHls, { hls: [RENDITION] }, token);
+    expect(created.status).toBe(200);
+    const channelId = created.body.channel_id as string;
+    publisher = spawn(
+      'ffmpeg',
+      [
+        ...['-hide_banner', '-loglevel', 'error', '-re'],
+        ...['-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=30', '-f', 'lavfi', '-i', 'sine', '-t', '60'],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '30', '-c:a', 'aac'],
+        ...['-f', 'flv', `${live.rtmpUrl}/${created.body.stream_key as string}`],
+      ],
+      { stdio: 'ignore' },
+    );
+    const masterUrl = await waitFor(
+      async () =>
+        (
+          (await live.call(T.playlists, { channel_id: channelId }, token)).body.hls as {
+            playlist_url: string;
+          }[]
+        )[0]?.playlist_url,
+      20_000,
+      'the playlist URL',
+    );
+    media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    // Three whole segments: enough for every check below.
+    await waitFor(
+      async () => ((await playlistAt()).segments.length > 3 ? true : undefined),
+      10_000,
+      'three whole segments',
+    );
+  });
+
+  afterAll(async () => {
+    publisher?.kill('SIGKILL');
+    await live?.live.close();
+  });
+
+  it('lists parts of at most PART-TARGET, segments made of their parts, and a preload hint for the next part', async () => {
+    const playlist = await playlistAt();
+    expect(playlist.lowLatencyCompatibility).toMatchObject({ canBlockReload: true });
+    const partTarget = playlist.partTargetDuration!;
+    expect(partTarget).toBeGreaterThan(0);
+    expect(playlist.lowLatencyCompatibility!.partHoldBack).toBeGreaterThanOrEqual(2 * partTarget);
+    expect(playlist.segments[0]!.map?.uri).toBe('init.mp4');
+    const init = (await get(new URL('init.mp4', media).href)).bytes;
+    expect(init.toString('latin1', 4, 8)).toBe('ftyp');
+
+    const complete = playlist.segments.filter((segment) => segment.parts.length > 0 && segment.uri);
+    expect(complete.length).toBeGreaterThanOrEqual(2);
+    for (const segment of playlist.segments) {
+      for (const part of segment.parts.filter((listed) => !listed.hint))
+        expect(part.duration).toBeLessThanOrEqual(partTarget);
+    }
+    for (const segment of complete.slice(-2)) {
+      expect(segment.parts[0]!.independent).toBe(true);
+      const parts = await Promise.all(
+        segment.parts.map(async (part) => (await get(new URL(part.uri, media).href)).bytes),
+      );
+      const whole = await get(new URL(segment.uri, media).href);
+      expect(whole.status).toBe(200);
+      expect(whole.bytes.equals(Buffer.concat(parts))).toBe(true);
+      const summed = segment.parts.reduce((sum, part) => sum + part.duration!, 0);
+      expect(Math.abs(segment.duration - summed)).toBeLessThan(0.01);
+      // Whole segment, and its first part alone, decode after the init segment.
+      expect(
+        await decodeErrors(`seg${segment.mediaSequenceNumber}.mp4`, Buffer.concat([init, whole.bytes])),
+      ).toBe('');
+      expect(await decodeErrors(`part-${segment.parts[0]!.uri}.mp4`, Buffer.concat([init, parts[0]!]))).toBe(
+        '',
+      );
+      const probed = await run('ffprobe', [
+        '-v',
+        'error',
+        '-show_entries',
+        'stream=codec_name,width',
+        '-of',
+        'csv=p=0',
+        join(scratch, `seg${segment.mediaSequenceNumber}.mp4`),
+      ]);
+      expect(probed.stdout.trim().split('\n').sort()).toEqual(['aac', 'h264,640']);
+    }
+    const { hint, lastPart } = edge(playlist);
+    expect(partNumber(hint!)).toBe(partNumber(lastPart) + 1);
+  });
+
+  it('answers a blocking reload for the next part as soon as that part is produced', async () => {
+    const playlist = await playlistAt();
+    const partTarget = playlist.partTargetDuration!;
+    const next = edge(playlist);
+    const startedAt = performance.now();
+    // The hinted part, asked for before it exists, is sent when it is produced: the same moment.
+    const [reload, hinted] = await Promise.all([
+      get(`${media}?_HLS_msn=${next.msn}&_HLS_part=${next.parts}`),
+      get(new URL(next.hint!, media).href),
+    ]);
+    expect(reload.status).toBe(200);
+    expect(hinted.status).toBe(200);
+    const reloaded = HLS.parse(reload.bytes.toString('utf8')) as HLS.types.MediaPlaylist;
+    const listedUris = reloaded.segments.flatMap((segment) =>
+      segment.parts.filter((part) => !part.hint).map((part) => part.uri),
+    );
+    expect(listedUris).toContain(next.hint);
+    const waitedMs = reload.at - startedAt;
+    console.log(
+      `LL-HLS: blocking reload answered after ${Math.round(waitedMs)} ms (part target ${partTarget * 1000} ms), ` +
+        `${Math.round(Math.abs(reload.at - hinted.at))} ms from the hinted part`,
+    );
+    // The next part is at most one part away; the answer follows its production at once.
+    expect(waitedMs).toBeLessThan(partTarget * 1000 + 300);
+    expect(Math.abs(reload.at - hinted.at)).toBeLessThan(100);
+  });
+
+  it('refuses malformed or too-far directives, and caps the requests a client keeps waiting', async () => {
+    const { msn } = edge(await playlistAt());
+    expect((await get(`${media}?_HLS_msn=${msn + 3}`)).status).toBe(400);
+    expect((await get(`${media}?_HLS_part=1`)).status).toBe(400);
+    expect((await get(`${media}?_HLS_msn=x`)).status).toBe(400);
+    // A plain reload and an already-reached one answer at once.
+    expect((await get(media)).status).toBe(200);
+    expect((await get(`${media}?_HLS_msn=${msn - 1}`)).status).toBe(200);
+
+    const waiting = Array.from({ length: WAITING_PER_CLIENT }, () =>
+      get(`${media}?_HLS_msn=${msn + 2}`, 'greedy'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await get(`${media}?_HLS_msn=${msn + 2}`, 'greedy')).status).toBe(429);
+    // Another client is not held back by that one.
+    const other = get(`${media}?_HLS_msn=${msn + 2}`, 'patient');
+    expect((await Promise.all(waiting)).map((answer) => answer.status)).toEqual(
+      Array(WAITING_PER_CLIENT).fill(200),
+    );
+    expect((await other).status).toBe(200);
+  });
+});

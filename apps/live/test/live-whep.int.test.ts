@@ -1,0 +1,334 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
+import { apiToken, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { publish, type Publisher } from './publisher.ts';
+import { view, type WhepViewer } from './whep-viewer.ts';
+
+const T = {
+  createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
+  playlists: 'ImageFlux_20200207.ListPlaylistURLs',
+  token: 'Ukiyo_20261125.CreatePlaybackToken',
+};
+
+const AIORTC_VIEWER = fileURLToPath(new URL('aiortc-viewer.py', import.meta.url));
+
+/** aiortc's viewer (aiortc-viewer.py) as a child process, its JSON lines as they come. */
+function aiortcViewer(whepUrl: string, seconds: number) {
+  // Debian's python3-aiortc is installed for Debian's interpreter, not for a python3 earlier in PATH.
+  const child = spawn('/usr/bin/python3', [AIORTC_VIEWER, whepUrl, String(seconds)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const events: Record<string, unknown>[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const event = (name: string) =>
+    waitFor(async () => events.find((e) => e.event === name), seconds * 1000 + 15_000, `aiortc ${name}`);
+  return { child, events, exited, event };
+}
+
+const LADDER = [
+  {
+    durationSeconds: 1,
+    video: { width: 320, height: 180, fps: 15, bps: 300_000, codec: 'h264_baseline' },
+    audio: { bps: 32_000 },
+  },
+];
+
+describe('WebRTC viewers (WHEP)', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+  let token: string;
+  const dir = mkdtempSync(join(tmpdir(), 'ukiyo-whep-'));
+  const publishers: Publisher[] = [];
+  const viewers: WhepViewer[] = [];
+
+  const createChannel = async (extra: Record<string, unknown> = {}) => {
+    const { status, body } = await live.call(T.createHls, { hls: LADDER, ...extra }, token);
+    expect(status).toBe(200);
+    return body.channel_id as string;
+  };
+  const watch = async (channelId: string, name: string, playbackToken?: string) => {
+    const viewer = await view(
+      `${live.baseUrl}/whep/${channelId}`,
+      join(dir, name),
+      playbackToken === undefined ? {} : { Authorization: `Bearer ${playbackToken}` },
+    );
+    viewers.push(viewer);
+    return viewer;
+  };
+  /** The werift test publisher (H.264 320x180 at 15 fps, a keyframe every 2 s) on the channel. */
+  const publishTo = async (channelId: string) => {
+    const publisher = await publish({
+      whipUrl: `${live.baseUrl}/whip/${channelId}`,
+      token,
+      codec: 'h264',
+      width: 320,
+      height: 180,
+      fps: 15,
+    });
+    publishers.push(publisher);
+    return publisher;
+  };
+  /** Frames the viewer's file decodes to, their picture size, and the decoder's complaints. */
+  const decoded = async (name: string) => {
+    const file = join(dir, name);
+    const { streams } = await probe(file);
+    const { stdout } = await run('ffprobe', [
+      ...['-v', 'error', '-count_frames', '-select_streams', 'v:0'],
+      ...['-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', file],
+    ]);
+    const { stderr } = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+    return {
+      frames: Number(stdout.trim()),
+      width: streams[0]?.width,
+      height: streams[0]?.height,
+      errors: stderr,
+    };
+  };
+
+  beforeAll(async () => {
+    server = await testServer();
+    live = await startLive(server);
+    const tenant = await createTenant(server.deps, { isLive: true });
+    token = await apiToken(server, tenant.organizationIds[0]!);
+  });
+
+  afterAll(async () => {
+    await Promise.all(viewers.map((viewer) => viewer.stop(false)));
+    await Promise.all(publishers.map((publisher) => publisher.stop(false)));
+    await live?.live.close();
+  });
+
+  it('forwards a WHIP publisher to two WHEP viewers whose video decodes, counted as WebRTC usage', async () => {
+    const channelId = await createChannel();
+    const notOnAir = await watch(channelId, 'early.h264');
+    expect(notOnAir).toMatchObject({ status: 404 });
+    expect(JSON.parse(notOnAir.error)).toEqual({ ok: false, error: 'the channel is not on air' });
+
+    const publisher = await publishTo(channelId);
+    expect(publisher.status).toBe(201);
+
+    const preflight = await fetch(`${live.baseUrl}/whep/${channelId}`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://viewer.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('DELETE');
+
+    const first = await watch(channelId, 'first.h264');
+    expect(first).toMatchObject({ status: 201, error: '' });
+    expect(first.location).toMatch(new RegExp(`^/whep/${channelId}/[0-9a-f]{20}$`));
+    expect(first.answer).toMatch(/^m=video .*$/m);
+    expect(first.answer).toContain('a=sendonly');
+    const second = await watch(channelId, 'second.h264');
+    expect(second.status).toBe(201);
+
+    // 4 s of a 15 fps publisher whose keyframes come every 2 s: each viewer starts at one.
+    await waitFor(
+      async () => (first.frames() >= 45 && second.frames() >= 45 ? true : undefined),
+      15_000,
+      'frames at both viewers',
+    );
+    expect(first.audioPackets()).toBeGreaterThan(50);
+    const gauge = await live.live.metrics.getSingleMetric('ukiyo_live_webrtc_viewers')!.get();
+    expect(gauge.values[0]?.value).toBe(2);
+    await first.stop();
+    await second.stop(false);
+    for (const name of ['first.h264', 'second.h264']) {
+      const picture = await decoded(name);
+      expect(picture.width).toBe(320);
+      expect(picture.height).toBe(180);
+      expect(picture.frames).toBeGreaterThanOrEqual(45);
+      // Each viewer starts at a keyframe with its parameter sets: nothing undecodable.
+      expect(picture.errors).toBe('');
+    }
+
+    // The first viewer's Location ended it: a second DELETE finds nothing.
+    const again = await fetch(new URL(first.location!, live.baseUrl), { method: 'DELETE' });
+    expect(again.status).toBe(404);
+
+    await live.live.flushUsage();
+    const usage = await server.deps.db
+      .selectFrom('live_usage_hourly')
+      .select(['connections', 'max_concurrent'])
+      .where('channel_id', '=', channelId)
+      .executeTakeFirstOrThrow();
+    // The publisher and two viewers; the second viewer is still connected (no DELETE sent).
+    expect(usage.connections).toBe(3);
+    expect(usage.max_concurrent).toBe(3);
+  });
+
+  it('serves an aiortc viewer that decodes the video, and a frozen viewer stalls no other', async () => {
+    const channelId = await createChannel();
+    await publishTo(channelId);
+    const frozen = aiortcViewer(`${live.baseUrl}/whep/${channelId}`, 8);
+    await expect(frozen.event('answered')).resolves.toMatchObject({ status: 201 });
+    await expect(frozen.event('frame')).resolves.toMatchObject({ width: 320, height: 180 });
+    // Stopped: it neither reads its socket nor sends RTCP while the other viewer watches.
+    frozen.child.kill('SIGSTOP');
+    try {
+      const other = await watch(channelId, 'beside-frozen.h264');
+      expect(other.status).toBe(201);
+      await waitFor(
+        async () => (other.frames() >= 30 ? true : undefined),
+        10_000,
+        'frames beside the frozen viewer',
+      );
+      await other.stop();
+      expect((await decoded('beside-frozen.h264')).errors).toBe('');
+    } finally {
+      frozen.child.kill('SIGCONT');
+    }
+    expect(await frozen.exited).toBe(0);
+    const done = await frozen.event('decoded');
+    expect(done.frames).toBeGreaterThan(15);
+  });
+
+  it('answers viewers of an RTMP-published channel that WebRTC viewing needs a WebRTC publisher', async () => {
+    const { status, body } = await live.call(T.createHls, { hls: LADDER }, token);
+    expect(status).toBe(200);
+    const rtmp = spawn(
+      'ffmpeg',
+      [
+        ...['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=15'],
+        ...['-t', '20', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15'],
+        ...['-f', 'flv', `${live.rtmpUrl}/${body.stream_key as string}`],
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      const refused = await waitFor(
+        async () => {
+          const answer = await fetch(`${live.baseUrl}/whep/${body.channel_id as string}`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/sdp' },
+            body: 'v=0\r\n',
+          });
+          return answer.status === 404 ? undefined : answer;
+        },
+        15_000,
+        'the RTMP publisher on air',
+      );
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/needs a WebRTC publisher/);
+    } finally {
+      rtmp.kill('SIGKILL');
+    }
+  });
+
+  it('takes WHEP and HLS viewers of a channel that needs playback tokens only with one of its tokens', async () => {
+    const channelId = await createChannel({ playback_token_required: true });
+    const open = await createChannel();
+    const refused = await live.call(T.token, { channel_id: open }, token);
+    expect(refused).toMatchObject({ status: 409 });
+    const tooLong = await live.call(T.token, { channel_id: channelId, expires_in_seconds: 86_401 }, token);
+    expect(tooLong.status).toBe(400);
+    const minted = await live.call(T.token, { channel_id: channelId, expires_in_seconds: 600 }, token);
+    expect(minted.status).toBe(200);
+    const playback = minted.body.token as string;
+    expect(Date.parse(minted.body.expires_at as string) - Date.now()).toBeGreaterThan(590_000);
+    const otherChannels = (await live.call(T.token, { channel_id: channelId }, token)).body.token as string;
+
+    const publisher = await publishTo(channelId);
+    expect(publisher.status).toBe(201);
+
+    const anonymous = await watch(channelId, 'anonymous.h264');
+    expect(anonymous.status).toBe(401);
+    expect(JSON.parse(anonymous.error)).toEqual({ ok: false, error: 'a valid playback token is required' });
+    expect((await watch(channelId, 'forged.h264', `${playback}x`)).status).toBe(401);
+    const viewer = await watch(channelId, 'with-token.h264', playback);
+    expect(viewer.status).toBe(201);
+    await waitFor(async () => (viewer.frames() >= 15 ? true : undefined), 10_000, 'frames with a token');
+    await viewer.stop();
+    expect(otherChannels).not.toBe(playback);
+
+    const { playlist_url: playlistUrl } = await waitFor(
+      async () => {
+        const answer = await live.call(T.playlists, { channel_id: channelId }, token);
+        return (answer.body.hls as { playlist_url: string }[])[0];
+      },
+      20_000,
+      'the playlist URL',
+    );
+    const master = `${live.baseUrl}${new URL(playlistUrl).pathname}`;
+    const bare = await fetch(master);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('access-control-allow-origin')).toBe('*');
+    const signed = await fetch(`${master}?token=${playback}`);
+    expect(signed.status).toBe(200);
+    const variant = (await signed.text()).split('\n').find((line) => line.endsWith(`?token=${playback}`));
+    expect(variant).toBeDefined();
+    // The player resolves the playlist's URIs, the token with them: each fetch carries it.
+    const media = await fetch(new URL(variant!, `${master}?token=${playback}`));
+    expect(media.status).toBe(200);
+    const segment = (await media.text()).split('\n').find((line) => line.includes(`?token=${playback}`));
+    expect(segment).toBeDefined();
+    const variantUrl = new URL(variant!, master);
+    expect((await fetch(new URL(segment!, variantUrl))).status).toBe(200);
+    const segmentPath = new URL(segment!, variantUrl).pathname;
+    expect((await fetch(`${live.baseUrl}${segmentPath}`)).status).toBe(401);
+  });
+
+  it('takes a viewer at any live process of the fleet, served by the one holding the publisher', async () => {
+    const second = await startLive(server);
+    try {
+      const channelId = await createChannel();
+      await publishTo(channelId);
+      const viewer = await view(`${second.baseUrl}/whep/${channelId}`, join(dir, 'fleet.h264'));
+      viewers.push(viewer);
+      expect(viewer.status).toBe(201);
+      expect(viewer.location).toMatch(new RegExp(`^/whep/${channelId}/[0-9a-f]{20}$`));
+      await waitFor(
+        async () => (viewer.frames() >= 15 ? true : undefined),
+        10_000,
+        'frames through the fleet',
+      );
+      // The DELETE reaches the process holding the viewer through the other one too.
+      const location = new URL(viewer.location!, second.baseUrl);
+      expect((await fetch(location, { method: 'DELETE' })).status).toBe(200);
+      expect((await fetch(location, { method: 'DELETE' })).status).toBe(404);
+    } finally {
+      await second.live.close();
+    }
+  });
+
+  it('disconnects the viewers when the publisher leaves', async () => {
+    const channelId = await createChannel();
+    const publisher = await publishTo(channelId);
+    const viewer = await watch(channelId, 'ended.h264');
+    expect(viewer.status).toBe(201);
+    await waitFor(async () => (viewer.frames() > 0 ? true : undefined), 10_000, 'a frame');
+    await publisher.stop();
+    await viewer.closed();
+    const gone = await fetch(new URL(viewer.location!, live.baseUrl), { method: 'DELETE' });
+    expect(gone.status).toBe(404);
+  });
+
+  it('refuses offers that are no SDP, and unknown channels', async () => {
+    const channelId = await createChannel();
+    const notSdp = await fetch(`${live.baseUrl}/whep/${channelId}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'hello',
+    });
+    expect(notSdp.status).toBe(415);
+    const unknown = await fetch(`${live.baseUrl}/whep/ffff`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp' },
+      body: 'v=0\r\n',
+    });
+    expect(unknown.status).toBe(404);
+    await expect(unknown.json()).resolves.toEqual({ ok: false, error: 'the channel is not on air' });
+  });
+});

@@ -1,0 +1,109 @@
+import { createWriteStream } from 'node:fs';
+import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI, type RtpPacket } from 'werift';
+import { DepacketizeCallback, JitterBufferCallback, RtpSourceCallback } from 'werift/nonstandard';
+
+export interface WhepViewer {
+  status: number;
+  /** The answer's body when not 201 (the error). */
+  error: string;
+  location: string | null;
+  answer: string;
+  /** H.264 access units received so far (depacketized, Annex B, written to `file`). */
+  frames(): number;
+  /** Audio RTP packets received so far. */
+  audioPackets(): number;
+  /** Settles when the server ends the connection (its DTLS close alert). */
+  closed(): Promise<void>;
+  stop(sendDelete?: boolean): Promise<void>;
+}
+
+const gathered = (pc: RTCPeerConnection) =>
+  new Promise<void>((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    pc.iceGatheringStateChange.subscribe((state) => state === 'complete' && resolve());
+  });
+
+/**
+ * A WHEP viewer on werift: offers to receive H.264 video and Opus audio, and writes the video
+ * it receives, depacketized, to `file` as an H.264 Annex B stream for ffmpeg to decode.
+ */
+export async function view(
+  whepUrl: string,
+  file: string,
+  headers: Record<string, string> = {},
+): Promise<WhepViewer> {
+  const pc = new RTCPeerConnection({
+    codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    bundlePolicy: 'max-bundle',
+  });
+  pc.addTransceiver('video', { direction: 'recvonly' });
+  pc.addTransceiver('audio', { direction: 'recvonly' });
+  let frames = 0;
+  let audioPackets = 0;
+  const out = createWriteStream(file);
+  const source = new RtpSourceCallback();
+  const jitter = new JitterBufferCallback(90000, { latency: 100 });
+  const depacketizer = new DepacketizeCallback('MPEG4/ISO/AVC', {
+    isFinalPacketInSequence: (header) => header.marker,
+  });
+  source.pipe(jitter.input);
+  jitter.pipe(depacketizer.input);
+  depacketizer.pipe((input) => {
+    if (!input.frame) return;
+    frames++;
+    out.write(input.frame.data);
+  });
+  pc.onTrack.subscribe((track) => {
+    track.onReceiveRtp.subscribe((packet: RtpPacket) => {
+      if (track.kind === 'video') source.input(packet.clone());
+      else audioPackets++;
+    });
+  });
+  await pc.setLocalDescription(await pc.createOffer());
+  await gathered(pc);
+  const response = await fetch(whepUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/sdp', ...headers },
+    body: pc.localDescription!.sdp,
+  });
+  const body = await response.text();
+  const location = response.headers.get('location');
+  let stopped = false;
+  const stop = async (sendDelete = true) => {
+    if (stopped) return;
+    stopped = true;
+    if (sendDelete && location) await fetch(new URL(location, whepUrl), { method: 'DELETE' });
+    source.destroy();
+    await new Promise((resolve) => out.end(resolve));
+    await pc.close();
+  };
+  if (response.status !== 201) {
+    await stop(false);
+    return {
+      status: response.status,
+      error: body,
+      location,
+      answer: '',
+      frames: () => 0,
+      audioPackets: () => 0,
+      closed: () => Promise.resolve(),
+      stop,
+    };
+  }
+  await pc.setRemoteDescription({ type: 'answer', sdp: body });
+  // werift's connectionState ignores a close alert; its DTLS transport reports it.
+  const closed = new Promise<void>((resolve) =>
+    pc.dtlsTransports[0]!.onStateChange.subscribe((state) => state === 'closed' && resolve()),
+  );
+  return {
+    status: 201,
+    error: '',
+    location,
+    answer: body,
+    frames: () => frames,
+    audioPackets: () => audioPackets,
+    closed: () => closed,
+    stop,
+  };
+}

@@ -1,0 +1,127 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { Permission } from '@ukiyo/contract';
+import { createLive, type Live } from '../apps/live/src/index.ts';
+import { freePort, freeUdpPort } from '../apps/server/test/processes.ts';
+import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
+import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
+import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
+import { createServerDeps, loadConfig } from '../apps/server/src/index.ts';
+
+/** Bits of the frame-time strip the live benchmarks' publishers burn into their pictures (ms). */
+export const BITS = 20;
+
+/** The frame time (ms) burned into the first frame of a media file (a segment, init + part...). */
+export async function frameTime(file: string): Promise<number> {
+  const stdout = await new Promise<Buffer>((resolve, reject) =>
+    execFile(
+      'ffmpeg',
+      [
+        ...['-v', 'error', '-i', file, '-frames:v', '1'],
+        ...[
+          '-vf',
+          `crop=${BITS * 32}:32:0:0,scale=${BITS}:1:flags=area`,
+          '-f',
+          'rawvideo',
+          '-pix_fmt',
+          'gray',
+          '-',
+        ],
+      ],
+      { encoding: 'buffer' },
+      (error, out) => (error ? reject(error) : resolve(out)),
+    ),
+  );
+  let value = 0;
+  for (let bit = 0; bit < BITS; bit++) if (stdout[bit]! > 128) value += 2 ** bit;
+  return value;
+}
+
+/**
+ * The live benchmarks' server: a live process (HTTP, RTMP and SRT listening on loopback) over
+ * a fresh database (PGlite, or DATABASE_URL), a live organization and its API token, and a
+ * caller of the live API that throws on refusals. `log` replaces the deps' logger.
+ */
+export async function startLiveBench(log?: Logger) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
+  // Ports known before the live server exists: the ingest URLs its API answers name them.
+  const ports = { live: await freePort(), rtmp: await freePort(), srt: await freeUdpPort() };
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    LIVE_PORT: String(ports.live),
+    LIVE_RTMP_PORT: String(ports.rtmp),
+    LIVE_SRT_PORT: String(ports.srt),
+    PUBLIC_API_RATE_PER_MINUTE: '1000000',
+    // ListPlaylistURLs is polled every 50 ms: far beyond a customer's live API budget.
+    LIVE_API_RATE_PER_MINUTE: '1000000',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+  });
+  const { deps, database } = await createServerDeps(config);
+  const live: Live = await createLive({ ...deps, ...(log ? { log } : {}) }, { dir: join(dataDir, 'live') });
+  await new Promise<void>((resolve) => live.server.listen(ports.live, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => live.rtmp.listen(ports.rtmp, '127.0.0.1', resolve));
+  await live.srt.listen(ports.srt, '127.0.0.1');
+  const base = `http://127.0.0.1:${ports.live}`;
+  const accountId = await createSakuraAccount(deps.db, { memberCode: `BENCH${Date.now()}`, name: 'bench' });
+  const organizationId = await createOrganization(deps.db, {
+    accountId,
+    name: 'live bench',
+    serviceCode: `bench-${Date.now()}`,
+    isLive: true,
+  });
+  const secret = randomToken();
+  await deps.db
+    .insertInto('auth_tokens')
+    .values({
+      organization_id: organizationId,
+      token_hash: tokenDigest(secret),
+      token_last4: secret.slice(-4),
+      permission: Permission.channel,
+    })
+    .execute();
+  const token = encodeToken(secret);
+  const call = async (target: string, body: unknown) => {
+    const response = await fetch(`${base}/`, {
+      method: 'POST',
+      headers: { 'X-Sora-Target': target, Authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+    const answer = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${target}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  return { live, database, base, token, call };
+}
+
+/** The werift publisher of bench/live.ts in a child process; resolves frame time 0's wall clock. */
+export function startTimedPublisher(whipUrl: string, token: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./live.ts', import.meta.url)),
+      '--publish',
+      JSON.stringify({ whipUrl, token }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const zero = new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.once('data', (line: string) =>
+      resolve((JSON.parse(line) as { firstPacketAt: number }).firstPacketAt),
+    );
+    child.once('exit', (code) => reject(new Error(`publisher exited ${code}`)));
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return { zero, stop };
+}

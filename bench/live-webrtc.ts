@@ -1,0 +1,269 @@
+// WebRTC viewers (issue 16): one live process, one channel published over WHIP by the werift
+// test publisher of bench/live.ts (1280x720 30 fps H.264 at 4 Mbit/s whose frames carry their
+// own time as a 20-bit strip). Its ladder is one small rendition (160x90), so the HLS encode
+// costs little: WebRTC viewers get the publisher's own 720p RTP, forwarded (no transcoding).
+//
+// Glass-to-glass: Debian's Chromium views the channel over WHEP (a plain RTCPeerConnection);
+// every 100 ms the page draws the frame the video element holds onto a canvas and reads the
+// strip back. Latency is that moment minus the moment the frame was made (the publisher's first
+// RTP packet is frame time 0), over BENCH_SECONDS (20) of playback.
+//
+// Viewers per process: a child process opens BENCH_VIEWERS (10,25,50,100) werift WHEP viewers at
+// a time; once all are connected, both processes measure over WINDOW_MS: this process's CPU
+// (the live server: forwarding, SRTP, and the ladder's one ffmpeg, which is a child of its own
+// and not counted) and each viewer's received RTP bytes against the bytes the server took in
+// from the publisher. A viewer keeps up when it received at least 90 % of them. The viewers
+// share the machine's 2 cores with the server and the publisher (werift decrypting SRTP for
+// every viewer costs about what the server spends encrypting it): the count that keeps up is a
+// floor for the server alone.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
+import { report, round2 } from './lib.ts';
+import { BITS, startLiveBench, startTimedPublisher } from './live-server.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,25,50,100').split(',').map(Number);
+const WINDOW_MS = 8_000;
+const KEEPS_UP = 0.9;
+const SAMPLE_MS = 100;
+
+const PAGE = `<!doctype html><video muted playsinline autoplay style="width:1280px;height:720px"></video>
+<script>
+window.shown = [];
+window.watch = async (url) => {
+  const video = document.querySelector('video');
+  const pc = new RTCPeerConnection();
+  const stream = new MediaStream();
+  pc.ontrack = (event) => stream.addTrack(event.track);
+  pc.addTransceiver('video', { direction: 'recvonly' });
+  pc.addTransceiver('audio', { direction: 'recvonly' });
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    pc.onicegatheringstatechange = () => pc.iceGatheringState === 'complete' && resolve();
+    setTimeout(resolve, 3000);
+  });
+  const answer = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/sdp' }, body: pc.localDescription.sdp });
+  await pc.setRemoteDescription({ type: 'answer', sdp: await answer.text() });
+  video.srcObject = stream;
+  const canvas = document.createElement('canvas');
+  canvas.width = ${BITS * 32};
+  canvas.height = 32;
+  const context = canvas.getContext('2d', { willReadFrequently: true });
+  setInterval(() => {
+    if (video.readyState < 2) return;
+    context.drawImage(video, 0, 0, ${BITS * 32}, 32, 0, 0, ${BITS * 32}, 32);
+    const pixels = context.getImageData(0, 16, ${BITS * 32}, 1).data;
+    let ms = 0;
+    for (let bit = 0; bit < ${BITS}; bit++) if (pixels[(bit * 32 + 16) * 4] > 128) ms += 2 ** bit;
+    window.shown.push({ shownAt: Date.now(), ms });
+  }, ${SAMPLE_MS});
+};
+</script>`;
+
+const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+const percentile = (values: number[], share: number) => sorted(values)[Math.floor(values.length * share)]!;
+
+/** A child process of this script in another mode, its stdout as lines. */
+function child(mode: string, argument: unknown) {
+  const process_ = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), mode, JSON.stringify(argument)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: process_.stdout });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      process_.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
+    });
+  return { process: process_, next };
+}
+
+/** Glass-to-glass over WHEP in Chromium: latencies (ms) of the frames shown. */
+async function glassToGlass(whepUrl: string, zero: number): Promise<number[]> {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  const site = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.end(PAGE);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  try {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${(site.address() as { port: number }).port}/`);
+    await page.evaluate(
+      (url) => (globalThis as unknown as { watch(u: string): Promise<void> }).watch(url),
+      whepUrl,
+    );
+    await page.waitForTimeout(3_000);
+    await page.evaluate(() => ((globalThis as unknown as { shown: unknown[] }).shown.length = 0));
+    await page.waitForTimeout(SECONDS * 1000);
+    const shown = await page.evaluate(
+      () => (globalThis as unknown as { shown: { shownAt: number; ms: number }[] }).shown,
+    );
+    return shown.map((frame) => frame.shownAt - (zero + frame.ms));
+  } finally {
+    await browser.close();
+    site.close();
+  }
+}
+
+/** Bytes the live server took in from publishers so far (its ingest counter). */
+type LiveBench = Awaited<ReturnType<typeof startLiveBench>>;
+
+async function ingestBytes(live: LiveBench['live']): Promise<number> {
+  const metric = await live.metrics.getSingleMetric('ukiyo_live_ingest_bytes_total')!.get();
+  return metric.values[0]?.value ?? 0;
+}
+
+async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, baseCores: number) {
+  const viewers = child('--viewers', { whepUrl, count });
+  const connected = JSON.parse(await viewers.next()) as { connected: number };
+  const cpuBefore = process.cpuUsage();
+  const ingestBefore = await ingestBytes(live);
+  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+  const cpu = process.cpuUsage(cpuBefore);
+  const ingested = (await ingestBytes(live)) - ingestBefore;
+  viewers.process.stdin.write('report\n');
+  const { received } = JSON.parse(await viewers.next()) as { received: number[] };
+  const shares = received.map((bytes) => bytes / ingested);
+  const serverCores = (cpu.user + cpu.system) / 1e3 / WINDOW_MS;
+  return {
+    connected: connected.connected,
+    keptUp: shares.filter((share) => share >= KEEPS_UP).length,
+    medianShare: round2(percentile(shares, 0.5)),
+    serverCores: round2(serverCores),
+    // Forwarding cost of one viewer receiving the whole stream: the server's CPU beyond what it
+    // spends without viewers, divided by the viewers and the share of the stream they took in
+    // (their own CPU limits it).
+    serverCoreMsPerFullViewerSecond: round2(
+      ((serverCores - baseCores) * 1000) / Math.max(connected.connected * percentile(shares, 0.5), 1e-9),
+    ),
+  };
+}
+
+async function main() {
+  const { live, database, base, token, call } = await startLiveBench();
+  const loadAtStart = loadavg()[0]!;
+  try {
+    const channelId = (
+      await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
+        hls: [{ durationSeconds: 1, video: { width: 160, height: 90, fps: 15, bps: 100_000 } }],
+      })
+    ).channel_id as string;
+    const publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
+    const whepUrl = `${base}/whep/${channelId}`;
+    const figures: Record<string, number> = {};
+    const targets: Record<string, string> = { glassToGlassMedianMs: '<= 500' };
+    try {
+      await measure(live, whepUrl, await publisher.zero, figures);
+    } finally {
+      await publisher.stop();
+    }
+    targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = '>= 200 on 2 cores';
+    report(
+      'live-webrtc',
+      {
+        ...figures,
+        // The machine's load (1 min) when the run started and ended: these figures move with it.
+        loadavg1AtStart: round2(loadAtStart),
+        loadavg1AtEnd: round2(loadavg()[0]!),
+      },
+      targets,
+    );
+  } finally {
+    await live.close();
+    await database.close();
+  }
+}
+
+/** Glass-to-glass, then each step of viewers, into `figures`. */
+async function measure(
+  live: LiveBench['live'],
+  whepUrl: string,
+  zero: number,
+  figures: Record<string, number>,
+) {
+  try {
+    const latencies = await glassToGlass(whepUrl, zero);
+    figures.glassToGlassMedianMs = Math.round(percentile(latencies, 0.5));
+    figures.glassToGlassP95Ms = Math.round(percentile(latencies, 0.95));
+    figures.samples = latencies.length;
+  } catch (error) {
+    console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const idle = process.cpuUsage();
+  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+  const idleUsage = process.cpuUsage(idle);
+  // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.
+  const baseCores = (idleUsage.user + idleUsage.system) / 1e3 / WINDOW_MS;
+  figures.serverCoresWithoutViewers = round2(baseCores);
+  for (const count of VIEWER_STEPS) {
+    const step = await viewerStep(live, whepUrl, count, baseCores);
+    figures[`viewers${count}Connected`] = step.connected;
+    figures[`viewers${count}KeptUp`] = step.keptUp;
+    figures[`viewers${count}MedianShare`] = step.medianShare;
+    figures[`viewers${count}ServerCores`] = step.serverCores;
+    figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+  }
+}
+
+/**
+ * Child mode: `count` werift WHEP viewers, opened a few at a time; prints `{connected}` once
+ * all are, then on `report` from the parent each viewer's RTP bytes received since.
+ */
+async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }) {
+  const received = Array.from({ length: count }, () => 0);
+  const peers: RTCPeerConnection[] = [];
+  const open = async (index: number) => {
+    const pc = new RTCPeerConnection({
+      codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      bundlePolicy: 'max-bundle',
+    });
+    peers.push(pc);
+    pc.addTransceiver('video', { direction: 'recvonly' });
+    pc.addTransceiver('audio', { direction: 'recvonly' });
+    pc.onTrack.subscribe((track) =>
+      track.onReceiveRtp.subscribe((packet) => {
+        received[index]! += packet.payload.length + packet.header.serializeSize;
+      }),
+    );
+    await pc.setLocalDescription(await pc.createOffer());
+    const answer = await fetch(whepUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp' },
+      body: pc.localDescription!.sdp,
+    });
+    if (answer.status !== 201) return false;
+    await pc.setRemoteDescription({ type: 'answer', sdp: await answer.text() });
+    return true;
+  };
+  let connected = 0;
+  for (let start = 0; start < count; start += 10) {
+    const batch = received.slice(start, start + 10).map((_, offset) => open(start + offset));
+    connected += (await Promise.all(batch)).filter(Boolean).length;
+  }
+  // Every viewer starts at the publisher's next keyframe (every 2 s).
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  received.fill(0);
+  process.stdout.write(`${JSON.stringify({ connected })}\n`);
+  await createInterface({ input: process.stdin })[Symbol.asyncIterator]().next();
+  process.stdout.write(`${JSON.stringify({ received })}\n`);
+  await Promise.all(peers.map((pc) => pc.close()));
+  process.exit(0);
+}
+
+if (process.argv[2] === '--viewers') {
+  await runViewers(JSON.parse(process.argv[3]!) as { whepUrl: string; count: number });
+} else {
+  await main();
+  // The server deps' job queue keeps polling its closed database: nothing else is left to end.
+  process.exit(0);
+}
