@@ -133,9 +133,23 @@ test.describe.serial('usage', () => {
     expect(csv.charCodeAt(0)).toBe(0xfeff);
     const rows = Papa.parse<string[]>(csv.slice(1), { skipEmptyLines: true }).data;
     // Headers in the screen's language; one row per origin and day, as the chart shows them.
-    expect(rows[0]).toEqual(['日付 (UTC)', 'オリジン', 'リクエスト数', '転送量 (GiB)']);
+    expect(rows[0]).toEqual([
+      '日付 (UTC)',
+      'オリジン',
+      'リクエスト数',
+      '転送量 (GiB)',
+      '2xx 成功',
+      '304 未変更',
+      '4xx クライアントエラー',
+      '5xx サーバーエラー',
+      'キャッシュヒット率 (%)',
+      'オリジンからの取得量 (GiB)',
+      '変換で削減した転送量 (GiB)',
+    ]);
     const originRows = rows.slice(1).filter((cells) => cells[1] === originName);
     expect(originRows.reduce((sum, cells) => sum + Number(cells[2]), 0)).toBeGreaterThanOrEqual(5);
+    // The analytics of the same days: one refusal (4xx) among them.
+    expect(originRows.reduce((sum, cells) => sum + Number(cells[6]), 0)).toBe(1);
 
     // The month picker moves to the previous month (no traffic there) and back.
     await page.getByTestId('stats-month-prev').click();

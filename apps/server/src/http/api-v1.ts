@@ -14,7 +14,6 @@ import type { ExpressionBuilder } from 'kysely';
 import { z } from 'zod';
 import { decodeToken, encodeToken, type TokenPrincipal } from '../auth/api-tokens.ts';
 import { authContextOf, type AuthContext } from '../auth/session-store.ts';
-import type { Db } from '../db/database.ts';
 import type { Database } from '../db/tables.ts';
 import { findUserById } from '../db/repositories/users.ts';
 import type { Handlers, OperationContext, ServerDeps } from '../operations/context.ts';

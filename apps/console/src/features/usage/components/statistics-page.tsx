@@ -39,6 +39,9 @@ interface Usage {
 interface Report {
   items: (Usage & { key: string; name: string; daily: DayUsage[] })[];
   total: Usage;
+  /** The CSV's columns after requests and traffic, and their values on a day without records. */
+  csvHeaders: string[];
+  csvBlank: (string | number)[];
 }
 
 /** Translation keys and CSV names that differ between image and live organizations. */
@@ -54,7 +57,8 @@ interface Wording {
   csvFile: string;
 }
 
-type DayUsage = Usage & { day: string };
+/** A day of an item: its usage, and the CSV's further columns of that day. */
+type DayUsage = Usage & { day: string; csv?: (string | number)[] };
 
 /** An item's usage on each of `days`, none where it has no record: what the chart draws. */
 function usageByDay(days: readonly string[], daily: readonly DayUsage[]): DayUsage[] {
@@ -105,6 +109,7 @@ interface MonthProps {
 }
 
 function OriginStatistics(month: MonthProps) {
+  const { t } = useTranslation();
   const statistics = useOriginStatistics(month.selected);
   useReportQueryError(statistics.error);
   const data = statistics.data;
@@ -115,11 +120,31 @@ function OriginStatistics(month: MonthProps) {
           key: String(origin.originID),
           name: origin.name,
           ...origin.stats,
-          daily: origin.daily,
+          daily: origin.daily.map((day) => ({
+            ...day,
+            csv: [
+              day.status.ok,
+              day.status.notModified,
+              day.status.clientError,
+              day.status.serverError,
+              day.hitRatio === null ? '' : Math.round(day.hitRatio * 1000) / 10,
+              toGiB(day.originBytes),
+              toGiB(day.savedBytes),
+            ],
+          })),
         })),
         total: data.total,
+        csvHeaders: [
+          ...(['ok', 'notModified', 'clientError', 'serverError'] as const).map((status) =>
+            t(`analytics.statusClass.${status}`),
+          ),
+          t('analytics.csv.hitRatio'),
+          t('analytics.csv.originGiB'),
+          t('analytics.csv.savedGiB'),
+        ],
+        csvBlank: [0, 0, 0, 0, '', 0, 0],
       },
-    [data],
+    [data, t],
   );
   return (
     <>
@@ -130,6 +155,7 @@ function OriginStatistics(month: MonthProps) {
 }
 
 function HlsStatistics(month: MonthProps) {
+  const { t } = useTranslation();
   const statistics = useChannelStatistics(monthPeriod(month.selected.year, month.selected.month));
   useReportQueryError(statistics.error);
   const data = statistics.data;
@@ -144,11 +170,17 @@ function HlsStatistics(month: MonthProps) {
         key: channel.channelId,
         name: channel.channelId,
         ...hls(channel),
-        daily: channel.daily.map((day) => ({ day: day.day, ...hls(day) })),
+        daily: channel.daily.map((day) => ({
+          day: day.day,
+          ...hls(day),
+          csv: [day.connections, Math.round(day.connectedSeconds / 60), day.maxConcurrent],
+        })),
       })),
       total: hls(data.total),
+      csvHeaders: [t('usage.webrtcCumulative'), t('usage.csv.connectedMinutes'), t('usage.maxConcurrent')],
+      csvBlank: [0, 0, 0],
     };
-  }, [data]);
+  }, [data, t]);
   return <StatisticsView {...month} report={report} loading={statistics.isPending} wording={HLS_WORDING} />;
 }
 
@@ -186,9 +218,16 @@ function StatisticsView({
         item.name,
         usage.requests,
         toGiB(usage.outboundBytes),
+        ...(usage.csv ?? report.csvBlank),
       ]),
     );
-    const header = [t('usage.date'), t(wording.item), t(wording.requests), t(wording.outboundGiB)];
+    const header = [
+      t('usage.date'),
+      t(wording.item),
+      t(wording.requests),
+      t(wording.outboundGiB),
+      ...report.csvHeaders,
+    ];
     const csv = buildCsv(header, rows);
     downloadCsv(
       `${wording.csvFile}-${organization?.serviceCode ?? 'organization'}-${monthLabel(selected)}.csv`,
