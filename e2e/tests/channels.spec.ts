@@ -131,10 +131,13 @@ test.describe.serial('live channels', () => {
     };
     const webrtc = await reloadUntilVisible('/livestreaming/', 'live-statistics-row');
     await expect(page.getByRole('heading', { name: 'Live streaming info' })).toBeVisible();
-    // Channel, WebRTC connections, connected time, the most at once, GiB received: the publisher
+    // Channel, WebRTC connections, connected time, the most at once, ...: the publisher
     // and the channel screen's WebRTC player, a viewer, connected at once.
     await expect(webrtc.locator('td').nth(1)).toHaveText('2');
     await expect(webrtc.locator('td').nth(3)).toHaveText('2');
+    // The publisher's own time, and the channel screen's hls.js player, an HLS viewer.
+    await expect(webrtc.getByTestId('live-statistics-publishing')).toHaveText(/[1-9]/);
+    await expect(webrtc.getByTestId('live-statistics-hls-viewers')).toHaveText(/^[1-9]/);
     await screenshot(page, 'livestreaming-en');
 
     const hls = await reloadUntilVisible('/statistics', 'stats-row');

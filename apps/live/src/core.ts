@@ -233,7 +233,7 @@ export class LiveCore {
       });
       hosted.session = session;
       hosted.lowLatency = session.lowLatency;
-      this.usage.connected(connectionId, channelId, organizationId);
+      this.usage.connected(connectionId, channelId, organizationId, 'publisher');
       // Files of the channel's previous session go: one session's files at a time.
       await rm(join(this.options.dir, channelId), { recursive: true, force: true });
       await connect(connectionId);
@@ -378,7 +378,7 @@ export class LiveCore {
       throw error;
     }
     hosted.viewers.set(viewer.id, viewer);
-    this.usage.connected(viewer.id, channelId, organizationId);
+    this.usage.connected(viewer.id, channelId, organizationId, 'viewer');
     void viewer.ended.then(() => {
       hosted.viewers.delete(viewer.id);
       this.usage.disconnected(viewer.id);

@@ -214,7 +214,7 @@ export function mountHls(
           : await lowLatencyFile(channelId, client, rendition, name);
       if (!found) return undefined;
       if (!(found instanceof Uint8Array)) return found;
-      usage.hls(channelId, served.organizationId, found.length);
+      usage.hls(channelId, served.organizationId, found.length, client);
       const playlist = name === 'index.m3u8';
       return {
         status: 200,
@@ -235,7 +235,7 @@ export function mountHls(
       const rendition = served.renditions[Number(file.split('/')[0])];
       if (rendition) body = Buffer.from(decorateMediaPlaylist(data.toString('utf8'), rendition));
     }
-    usage.hls(channelId, served.organizationId, body.length);
+    usage.hls(channelId, served.organizationId, body.length, client);
     const playlist = file.endsWith('.m3u8');
     return {
       status: 200,

@@ -2,9 +2,21 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from './types.ts';
 
+/** Distinct HLS clients remembered per channel between flushes (beyond, they go uncounted). */
+const MAX_HLS_CLIENTS = 100_000;
+
+/** Who a WebRTC connection is: the publisher, or a viewer (WHEP, Sora recvonly). */
+export type ConnectionRole = 'publisher' | 'viewer';
+
 interface Counter {
   organizationId: number;
   connectedMs: number;
+  /** The publisher's part of connectedMs. */
+  publishingMs: number;
+  /** HLS clients (address and user agent) seen since the last flush: viewers at once. */
+  hlsClients: Set<string>;
+  /** The viewers of a write that failed, kept for the next. */
+  hlsViewersUnwritten: number;
   /** Connections opened since the last flush. */
   connections: number;
   bytesIn: number;
@@ -22,7 +34,7 @@ interface Counter {
  */
 export class LiveUsage {
   private counters = new Map<string, Counter>();
-  private readonly open = new Map<string, { channelId: string; since: number }>();
+  private readonly open = new Map<string, { channelId: string; role: ConnectionRole; since: number }>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -37,6 +49,9 @@ export class LiveUsage {
       counter = {
         organizationId,
         connectedMs: 0,
+        publishingMs: 0,
+        hlsClients: new Set(),
+        hlsViewersUnwritten: 0,
         connections: 0,
         bytesIn: 0,
         hlsRequests: 0,
@@ -49,31 +64,39 @@ export class LiveUsage {
     return counter;
   }
 
-  connected(connectionId: string, channelId: string, organizationId: number): void {
+  connected(connectionId: string, channelId: string, organizationId: number, role: ConnectionRole): void {
     const counter = this.counter(channelId, organizationId);
     counter.connections++;
     counter.concurrent++;
     counter.maxConcurrent = Math.max(counter.maxConcurrent, counter.concurrent);
-    this.open.set(connectionId, { channelId, since: Date.now() });
+    this.open.set(connectionId, { channelId, role, since: Date.now() });
   }
 
   disconnected(connectionId: string): void {
     const connection = this.open.get(connectionId);
     if (!connection) return;
     this.open.delete(connectionId);
+    this.addConnected(connection, Date.now());
+    this.counters.get(connection.channelId)!.concurrent--;
+  }
+
+  /** Connected time of `connection` up to `now`, the publisher's counted apart as well. */
+  private addConnected(connection: { channelId: string; role: ConnectionRole; since: number }, now: number) {
     const counter = this.counters.get(connection.channelId)!;
-    counter.connectedMs += Date.now() - connection.since;
-    counter.concurrent--;
+    counter.connectedMs += now - connection.since;
+    if (connection.role === 'publisher') counter.publishingMs += now - connection.since;
   }
 
   bytesIn(channelId: string, organizationId: number, bytes: number): void {
     this.counter(channelId, organizationId).bytesIn += bytes;
   }
 
-  hls(channelId: string, organizationId: number, bytes: number): void {
+  /** One HLS answer to `client` (its address and user agent): a request, its bytes, a viewer. */
+  hls(channelId: string, organizationId: number, bytes: number, client: string): void {
     const counter = this.counter(channelId, organizationId);
     counter.hlsRequests++;
     counter.hlsBytesOut += bytes;
+    if (counter.hlsClients.size < MAX_HLS_CLIENTS) counter.hlsClients.add(client);
   }
 
   start(intervalMs: number): void {
@@ -90,7 +113,7 @@ export class LiveUsage {
   private async write(): Promise<void> {
     const now = Date.now();
     for (const connection of this.open.values()) {
-      this.counters.get(connection.channelId)!.connectedMs += now - connection.since;
+      this.addConnected(connection, now);
       connection.since = now;
     }
     const hour = new Date(Math.floor(now / 3_600_000) * 3_600_000);
@@ -99,10 +122,12 @@ export class LiveUsage {
     const rows = [];
     for (const [channelId, counter] of taken) {
       const seconds = Math.floor(counter.connectedMs / 1000);
+      const publishing = Math.floor(counter.publishingMs / 1000);
       // Sub-second remainders and open connections carry over to the next flush.
       if (counter.concurrent > 0 || counter.connectedMs - seconds * 1000 > 0) {
         const next = this.counter(channelId, counter.organizationId);
         next.connectedMs += counter.connectedMs - seconds * 1000;
+        next.publishingMs += counter.publishingMs - publishing * 1000;
         next.concurrent = counter.concurrent;
         next.maxConcurrent = counter.concurrent;
       }
@@ -125,6 +150,8 @@ export class LiveUsage {
         bytes_in: counter.bytesIn,
         hls_requests: counter.hlsRequests,
         hls_bytes_out: counter.hlsBytesOut,
+        publishing_seconds: publishing,
+        hls_max_viewers: Math.max(counter.hlsClients.size, counter.hlsViewersUnwritten),
       });
     }
     if (rows.length === 0) return;
@@ -140,6 +167,8 @@ export class LiveUsage {
             bytes_in: sql`live_usage_hourly.bytes_in + excluded.bytes_in`,
             hls_requests: sql`live_usage_hourly.hls_requests + excluded.hls_requests`,
             hls_bytes_out: sql`live_usage_hourly.hls_bytes_out + excluded.hls_bytes_out`,
+            publishing_seconds: sql`live_usage_hourly.publishing_seconds + excluded.publishing_seconds`,
+            hls_max_viewers: sql`greatest(live_usage_hourly.hls_max_viewers, excluded.hls_max_viewers)`,
           }),
         )
         .execute();
@@ -152,6 +181,8 @@ export class LiveUsage {
         counter.bytesIn += row.bytes_in;
         counter.hlsRequests += row.hls_requests;
         counter.hlsBytesOut += row.hls_bytes_out;
+        counter.publishingMs += row.publishing_seconds * 1000;
+        counter.hlsViewersUnwritten = Math.max(counter.hlsViewersUnwritten, row.hls_max_viewers);
         counter.maxConcurrent = Math.max(counter.maxConcurrent, row.max_concurrent);
       }
     }

@@ -39,7 +39,7 @@ describe('live usage in the console', () => {
     ({ client: outsider } = await member());
   });
 
-  it('counts connections, the peak of simultaneous ones and HLS delivery per channel', async () => {
+  it('counts connections, the peak of simultaneous ones, publishing time and HLS delivery and viewers per channel', async () => {
     const channelIds: string[] = [];
     for (let i = 0; i < 2; i++) {
       const added = await owner.call('channel.add', { hls: [rendition] });
@@ -48,15 +48,16 @@ describe('live usage in the console', () => {
     }
     const [first, second] = channelIds as [string, string];
     const usage = new LiveUsage(server.deps.db, pino({ level: 'silent' }));
-    usage.connected('c1', first, organizationId);
-    usage.connected('c2', second, organizationId);
+    usage.connected('c1', first, organizationId, 'publisher');
+    usage.connected('c2', second, organizationId, 'publisher');
     usage.bytesIn(first, organizationId, 50_000);
-    for (let i = 0; i < 3; i++) usage.hls(first, organizationId, 1_000);
-    usage.hls(second, organizationId, 400);
+    // Two viewers of the first channel (one fetching twice), one of the second.
+    for (const client of ['a', 'b', 'a']) usage.hls(first, organizationId, 1_000, client);
+    usage.hls(second, organizationId, 400, 'a');
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     usage.disconnected('c1');
     usage.disconnected('c2');
-    usage.connected('c3', first, organizationId);
+    usage.connected('c3', first, organizationId, 'viewer');
     usage.disconnected('c3');
     await usage.stop();
 
@@ -81,10 +82,25 @@ describe('live usage in the console', () => {
       bytesIn: 50_000,
       hlsRequests: 3,
       hlsBytesOut: 3_000,
+      hlsMaxViewers: 2,
     });
-    expect(byId.get(second)).toMatchObject({ connections: 1, hlsRequests: 1, hlsBytesOut: 400 });
+    expect(byId.get(second)).toMatchObject({
+      connections: 1,
+      hlsRequests: 1,
+      hlsBytesOut: 400,
+      hlsMaxViewers: 1,
+    });
+    // The publishers' second or more each; the viewer's instant adds connected time, not publishing.
+    const published = byId.get(first) as unknown as { publishingSeconds: number; connectedSeconds: number };
+    expect(published.publishingSeconds).toBeGreaterThanOrEqual(1);
+    expect(published.connectedSeconds).toBeGreaterThanOrEqual(published.publishingSeconds);
     for (const channel of channels) expect(channel.daily.length).toBeGreaterThanOrEqual(1);
-    expect(statistics.body.total).toMatchObject({ connections: 3, maxConcurrent: 2, hlsRequests: 4 });
+    expect(statistics.body.total).toMatchObject({
+      connections: 3,
+      maxConcurrent: 2,
+      hlsRequests: 4,
+      hlsMaxViewers: 3,
+    });
 
     // Administrators' statistics and invoices count it as the organization's delivery.
     const admin = await loggedIn(

@@ -236,6 +236,10 @@ export const LiveUsage = z.object({
   bytesIn: z.number(),
   hlsRequests: z.number(),
   hlsBytesOut: z.number(),
+  /** The publisher's connected time (connectedSeconds counts WebRTC viewers' too). */
+  publishingSeconds: z.number(),
+  /** The most HLS viewers at once (distinct clients within ~5 s). */
+  hlsMaxViewers: z.number(),
 });
 
 /** Sign-ins and sign-outs of an account. */

@@ -2450,6 +2450,8 @@ export interface operations {
               bytesIn: number;
               hlsRequests: number;
               hlsBytesOut: number;
+              publishingSeconds: number;
+              hlsMaxViewers: number;
               channelId: string;
               daily: {
                 connectedSeconds: number;
@@ -2458,6 +2460,8 @@ export interface operations {
                 bytesIn: number;
                 hlsRequests: number;
                 hlsBytesOut: number;
+                publishingSeconds: number;
+                hlsMaxViewers: number;
                 day: string;
               }[];
             }[];
@@ -2468,6 +2472,8 @@ export interface operations {
               bytesIn: number;
               hlsRequests: number;
               hlsBytesOut: number;
+              publishingSeconds: number;
+              hlsMaxViewers: number;
             };
             daily: {
               connectedSeconds: number;
@@ -2476,6 +2482,8 @@ export interface operations {
               bytesIn: number;
               hlsRequests: number;
               hlsBytesOut: number;
+              publishingSeconds: number;
+              hlsMaxViewers: number;
               day: string;
             }[];
           };

@@ -11,6 +11,7 @@ import * as durableJobs from './migrations/0008-durable-jobs.ts';
 import * as auditTrail from './migrations/0009-audit-trail.ts';
 import * as apiIdempotency from './migrations/0010-api-idempotency.ts';
 import * as deliveryAnalytics from './migrations/0011-delivery-analytics.ts';
+import * as liveAnalytics from './migrations/0012-live-analytics.ts';
 
 /** Ordered migrations, by name; files are never edited once landed. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009-audit-trail': auditTrail,
   '0010-api-idempotency': apiIdempotency,
   '0011-delivery-analytics': deliveryAnalytics,
+  '0012-live-analytics': liveAnalytics,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema

@@ -267,6 +267,10 @@ export interface LiveUsageHourlyTable {
   bytes_in: Generated<number>;
   hls_requests: Generated<number>;
   hls_bytes_out: Generated<number>;
+  /** The publisher's connected time (connected_seconds counts viewers' too). */
+  publishing_seconds: Generated<number>;
+  /** The most distinct HLS clients fetching within one usage flush (~5 s) in the hour. */
+  hls_max_viewers: Generated<number>;
 }
 
 export interface InvoiceTable {

@@ -10,6 +10,8 @@ const hour = (channelId: string, at: string, figures: Partial<LiveUsageHour> = {
   bytesIn: 0,
   hlsRequests: 0,
   hlsBytesOut: 0,
+  publishingSeconds: 0,
+  hlsMaxViewers: 0,
   ...figures,
 });
 
@@ -17,7 +19,13 @@ describe('summarizeLiveUsage', () => {
   it('adds counters per channel, per channel and day, per day and in total', () => {
     const report = summarizeLiveUsage([
       hour('b', '2026-11-02T10', { connectedSeconds: 30, connections: 1, hlsRequests: 5, hlsBytesOut: 500 }),
-      hour('a', '2026-11-01T23', { connectedSeconds: 60, connections: 2, bytesIn: 1000, hlsRequests: 7 }),
+      hour('a', '2026-11-01T23', {
+        connectedSeconds: 60,
+        connections: 2,
+        bytesIn: 1000,
+        hlsRequests: 7,
+        publishingSeconds: 45,
+      }),
       hour('a', '2026-11-02T00', { connectedSeconds: 40, bytesIn: 400, hlsRequests: 3 }),
     ]);
     expect(report.channels.map((channel) => channel.channelId)).toEqual(['a', 'b']);
@@ -42,19 +50,24 @@ describe('summarizeLiveUsage', () => {
       bytesIn: 1400,
       hlsRequests: 15,
       hlsBytesOut: 500,
+      publishingSeconds: 45,
+      hlsMaxViewers: 0,
     });
   });
 
   it('takes the organization peak as the largest sum of channel peaks within one hour', () => {
     const report = summarizeLiveUsage([
-      hour('a', '2026-11-01T10', { maxConcurrent: 1 }),
-      hour('b', '2026-11-01T10', { maxConcurrent: 1 }),
-      hour('c', '2026-11-01T11', { maxConcurrent: 1 }),
+      hour('a', '2026-11-01T10', { maxConcurrent: 1, hlsMaxViewers: 3 }),
+      hour('b', '2026-11-01T10', { maxConcurrent: 1, hlsMaxViewers: 4 }),
+      hour('c', '2026-11-01T11', { maxConcurrent: 1, hlsMaxViewers: 9 }),
       hour('a', '2026-11-02T10', { maxConcurrent: 1 }),
     ]);
     expect(report.channels.map((channel) => channel.maxConcurrent)).toEqual([1, 1, 1]);
     expect(report.daily.map((day) => day.maxConcurrent)).toEqual([2, 1]);
     expect(report.total.maxConcurrent).toBe(2);
+    // HLS viewers the same way: 3 + 4 at 10:00 is less than 9 at 11:00.
+    expect(report.channels.map((channel) => channel.hlsMaxViewers)).toEqual([3, 4, 9]);
+    expect(report.daily.map((day) => day.hlsMaxViewers)).toEqual([9, 0]);
   });
 
   it('reports nothing for no hours', () => {
@@ -68,6 +81,8 @@ describe('summarizeLiveUsage', () => {
         bytesIn: 0,
         hlsRequests: 0,
         hlsBytesOut: 0,
+        publishingSeconds: 0,
+        hlsMaxViewers: 0,
       },
     });
   });

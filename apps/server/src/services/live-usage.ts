@@ -9,19 +9,27 @@ export interface LiveUsageFigures {
   bytesIn: number;
   hlsRequests: number;
   hlsBytesOut: number;
+  publishingSeconds: number;
+  hlsMaxViewers: number;
 }
 
-export interface LiveUsageHour {
+/** Figures that add up over hours and channels; the others are peaks. */
+const SUMMED = [
+  'connectedSeconds',
+  'connections',
+  'bytesIn',
+  'hlsRequests',
+  'hlsBytesOut',
+  'publishingSeconds',
+] as const satisfies (keyof LiveUsageFigures)[];
+/** Peaks, kept per channel and hour: over hours the largest, over channels within an hour the sum. */
+const PEAKS = ['maxConcurrent', 'hlsMaxViewers'] as const satisfies (keyof LiveUsageFigures)[];
+
+export type LiveUsageHour = LiveUsageFigures & {
   channelId: string;
   /** `YYYY-MM-DDTHH`, UTC. */
   hour: string;
-  connectedSeconds: number;
-  connections: number;
-  maxConcurrent: number;
-  bytesIn: number;
-  hlsRequests: number;
-  hlsBytesOut: number;
-}
+};
 
 export interface LiveUsageReport {
   channels: (LiveUsageFigures & { channelId: string; daily: (LiveUsageFigures & { day: string })[] })[];
@@ -36,16 +44,9 @@ const zero = (): LiveUsageFigures => ({
   bytesIn: 0,
   hlsRequests: 0,
   hlsBytesOut: 0,
+  publishingSeconds: 0,
+  hlsMaxViewers: 0,
 });
-
-/** Adds an hour's counters; the concurrency peak is kept by the caller (it depends on grouping). */
-function addCounts(target: LiveUsageFigures, hour: LiveUsageHour): void {
-  target.connectedSeconds += hour.connectedSeconds;
-  target.connections += hour.connections;
-  target.bytesIn += hour.bytesIn;
-  target.hlsRequests += hour.hlsRequests;
-  target.hlsBytesOut += hour.hlsBytesOut;
-}
 
 function entry<T>(map: Map<string, T>, key: string, create: () => T): T {
   let value = map.get(key);
@@ -60,30 +61,35 @@ const byKey = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => 
 
 /**
  * Folds hourly rows (one per channel and hour) into per channel, per channel and day, per day
- * and total figures. Rows record each channel's own peak per hour, so the peak of several
+ * and total figures. Rows record each channel's own peaks per hour, so a peak of several
  * channels together is the largest sum of their peaks within one hour: an upper bound that is
  * exact whenever the channels' peaks fall in the same hour, and never an undercount.
  */
 export function summarizeLiveUsage(hours: readonly LiveUsageHour[]): LiveUsageReport {
   const channels = new Map<string, { figures: LiveUsageFigures; days: Map<string, LiveUsageFigures> }>();
   const days = new Map<string, LiveUsageFigures>();
-  const peakPerHour = new Map<string, number>();
+  const peaksPerHour = new Map<string, LiveUsageFigures>();
   const total = zero();
   for (const hour of hours) {
     const day = hour.hour.slice(0, 10);
     const channel = entry(channels, hour.channelId, () => ({ figures: zero(), days: new Map() }));
     const channelDay = entry(channel.days, day, zero);
     for (const figures of [channel.figures, channelDay, entry(days, day, zero), total]) {
-      addCounts(figures, hour);
+      for (const field of SUMMED) figures[field] += hour[field];
     }
-    channel.figures.maxConcurrent = Math.max(channel.figures.maxConcurrent, hour.maxConcurrent);
-    channelDay.maxConcurrent = Math.max(channelDay.maxConcurrent, hour.maxConcurrent);
-    peakPerHour.set(hour.hour, (peakPerHour.get(hour.hour) ?? 0) + hour.maxConcurrent);
+    const together = entry(peaksPerHour, hour.hour, zero);
+    for (const field of PEAKS) {
+      channel.figures[field] = Math.max(channel.figures[field], hour[field]);
+      channelDay[field] = Math.max(channelDay[field], hour[field]);
+      together[field] += hour[field];
+    }
   }
-  for (const [hour, peak] of peakPerHour) {
+  for (const [hour, peaks] of peaksPerHour) {
     const day = days.get(hour.slice(0, 10))!;
-    day.maxConcurrent = Math.max(day.maxConcurrent, peak);
-    total.maxConcurrent = Math.max(total.maxConcurrent, peak);
+    for (const field of PEAKS) {
+      day[field] = Math.max(day[field], peaks[field]);
+      total[field] = Math.max(total[field], peaks[field]);
+    }
   }
   return {
     channels: byKey(channels).map(([channelId, { figures, days: perDay }]) => ({
@@ -114,6 +120,8 @@ export async function liveUsageReport(
       'bytes_in',
       'hls_requests',
       'hls_bytes_out',
+      'publishing_seconds',
+      'hls_max_viewers',
     ])
     .where('organization_id', '=', organizationId)
     .where('hour', '>=', from)
@@ -129,6 +137,8 @@ export async function liveUsageReport(
       bytesIn: Number(row.bytes_in),
       hlsRequests: Number(row.hls_requests),
       hlsBytesOut: Number(row.hls_bytes_out),
+      publishingSeconds: Number(row.publishing_seconds),
+      hlsMaxViewers: Number(row.hls_max_viewers),
     })),
   );
 }

@@ -9,8 +9,9 @@ import { useChannelStatistics } from '@/features/channel/api/channel-api.ts';
 import { LiveOrganizationOnly } from './live-organization-only.tsx';
 
 /**
- * /livestreaming: WebRTC connections (publishers and viewers) per channel for a UTC month
- * (channel.statistics); HLS delivery is on /statistics.
+ * /livestreaming: WebRTC connections (publishers and viewers) per channel for a UTC month, the
+ * publisher's own time and the most HLS viewers at once (channel.statistics); HLS delivery is
+ * on /statistics.
  */
 export function LiveStreamingPage() {
   const { t } = useTranslation();
@@ -33,6 +34,12 @@ function LiveStatistics() {
       <td className="text-end">{formatCount(usage.connections, i18n.language)}</td>
       <td className="text-end text-nowrap">{t('usage.duration', splitDuration(usage.connectedSeconds))}</td>
       <td className="text-end">{formatCount(usage.maxConcurrent, i18n.language)}</td>
+      <td className="text-end text-nowrap" data-testid="live-statistics-publishing">
+        {t('usage.duration', splitDuration(usage.publishingSeconds))}
+      </td>
+      <td className="text-end" data-testid="live-statistics-hls-viewers">
+        {formatCount(usage.hlsMaxViewers, i18n.language)}
+      </td>
       <td className="text-end text-nowrap">{formatGiB(usage.bytesIn, i18n.language)}</td>
     </>
   );
@@ -54,6 +61,8 @@ function LiveStatistics() {
           { label: t('channel.webrtcConnections'), className: 'text-end' },
           { label: t('usage.liveConnected'), className: 'text-end' },
           { label: t('usage.maxConcurrent'), className: 'text-end' },
+          { label: t('channel.publishingTime'), className: 'text-end' },
+          { label: t('channel.hlsMaxViewers'), className: 'text-end' },
           { label: t('channel.bytesInGiB'), className: 'text-end' },
         ]}
       >

@@ -173,12 +173,24 @@ function HlsStatistics(month: MonthProps) {
         daily: channel.daily.map((day) => ({
           day: day.day,
           ...hls(day),
-          csv: [day.connections, Math.round(day.connectedSeconds / 60), day.maxConcurrent],
+          csv: [
+            day.connections,
+            Math.round(day.connectedSeconds / 60),
+            day.maxConcurrent,
+            Math.round(day.publishingSeconds / 60),
+            day.hlsMaxViewers,
+          ],
         })),
       })),
       total: hls(data.total),
-      csvHeaders: [t('usage.webrtcCumulative'), t('usage.csv.connectedMinutes'), t('usage.maxConcurrent')],
-      csvBlank: [0, 0, 0],
+      csvHeaders: [
+        t('usage.webrtcCumulative'),
+        t('usage.csv.connectedMinutes'),
+        t('usage.maxConcurrent'),
+        t('usage.csv.publishingMinutes'),
+        t('channel.hlsMaxViewers'),
+      ],
+      csvBlank: [0, 0, 0, 0, 0],
     };
   }, [data, t]);
   return <StatisticsView {...month} report={report} loading={statistics.isPending} wording={HLS_WORDING} />;
