@@ -53,11 +53,12 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
     .toBeLessThan(LATENCY_BOUND_SECONDS);
   console.log(`hls.js latency behind the live edge: ${await latency.getAttribute('data-latency')} s`);
   await expect(latency).toContainText('ライブエッジから');
-  // It keeps playing in real time: three seconds later the playhead has moved on as much.
+  // It keeps playing in real time: six seconds later the playhead has moved on nearly as much
+  // (a loaded CI machine may stall the decoder briefly; a stopped player moves not at all).
   const playhead = () => player.evaluate((video: HTMLVideoElement) => video.currentTime);
   const before = await playhead();
-  await page.waitForTimeout(3000);
-  expect(await playhead()).toBeGreaterThan(before + 2.5);
+  await page.waitForTimeout(6000);
+  expect(await playhead()).toBeGreaterThan(before + 4);
   expect(Number(await latency.getAttribute('data-latency'))).toBeLessThan(LATENCY_BOUND_SECONDS);
   await latencyScreenshots(page, 'ja');
 

@@ -169,7 +169,7 @@ test.describe.serial('origins, preview and cache', () => {
     await page.goto('/cache');
     await page.getByTestId('cache-url').fill('/photo.jpg');
     await page.getByTestId('cache-lookup').click();
-    await expect(page.getByText('オリジンを選択してください').last()).toBeVisible();
+    await expect(page.getByTestId('cache-form').getByText('オリジンを選択してください').last()).toBeVisible();
   });
 
   test("a refused preview says why in the reader's language, never in the edge's English", async ({
