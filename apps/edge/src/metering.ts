@@ -142,6 +142,8 @@ export class Metering {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    // A write under way took only what was counted before it began: the rest goes after it.
+    await this.flushing;
     await this.flush();
   }
 
