@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,21 +11,51 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/**
+ * Ports handed to child processes come from below the kernel's ephemeral range: a port the
+ * kernel picked for us (listen on 0) may be given next to any outgoing connection (to
+ * PostgreSQL, Redis, another test's server) before the child binds it.
+ */
+const EPHEMERAL_LOW = Number(
+  readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0] ?? 32768,
+);
+const PORTS_FROM = 20_000;
+
+/** A port below the ephemeral range that `bind` finds free now (a few tries at random ones). */
+async function unusedPort(bind: (port: number) => Promise<void>): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (EPHEMERAL_LOW - PORTS_FROM));
+    try {
+      await bind(port);
+      return port;
+    } catch (error) {
+      if (attempt >= 50) throw error;
+    }
+  }
+}
+
+/** A free loopback TCP port for a child process. */
+export function freePort(): Promise<number> {
+  return unusedPort(
+    (port) =>
+      new Promise<void>((resolve, reject) => {
+        const server = createServer();
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+      }),
+  );
 }
 
 /** A free loopback UDP port (the SRT ingest's), as freePort is for TCP. */
-export async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
+export function freeUdpPort(): Promise<number> {
+  return unusedPort(
+    (port) =>
+      new Promise<void>((resolve, reject) => {
+        const socket = createSocket('udp4');
+        socket.once('error', reject);
+        socket.bind(port, '127.0.0.1', () => socket.close(() => resolve()));
+      }),
+  );
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
