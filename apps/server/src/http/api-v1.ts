@@ -594,9 +594,11 @@ async function idempotent(
   const { db, secrets } = deps;
   const byKey = (eb: ExpressionBuilder<Database, 'api_idempotency'>) =>
     eb.and([eb('token_id', '=', tokenId), eb('idempotency_key', '=', key)]);
+  // Every expired key of this token goes, not only this one: keys never sent again would
+  // otherwise stay forever (the primary key's token_id prefix bounds the scan to one token).
   await db
     .deleteFrom('api_idempotency')
-    .where(byKey)
+    .where('token_id', '=', tokenId)
     .where('created_at', '<', new Date(Date.now() - IDEMPOTENCY_MS))
     .execute();
   const claimed = await db
