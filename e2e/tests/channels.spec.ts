@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { LIVE_PORT, LIVE_RTMP_PORT, LIVE_USER } from '../support/fixtures.ts';
-import { login, screenshot } from './helpers.ts';
+import { login, screenshot, submitChannelForm } from './helpers.ts';
 
 async function signIn(page: Page, language: 'ja' | 'en') {
   await page.addInitScript((value) => window.localStorage.setItem('ukiyo.language', value), language);
@@ -40,9 +40,8 @@ test.describe.serial('live channels', () => {
     await page.getByTestId('channel-rung-height').first().fill('360');
     await page.getByTestId('channel-rung-width').nth(1).fill('320');
     await page.getByTestId('channel-rung-height').nth(1).fill('180');
-    await page.getByTestId('channel-submit').click();
+    const row = await submitChannelForm(page);
     await expect(page.getByTestId('flash-bar')).toContainText('を作成しました');
-    const row = page.getByTestId('channel-row').first();
     await expect(row.getByTestId('channel-status')).toHaveAttribute('data-status', 'normal');
     await expect(row).toContainText('640×360 30fps 2500 kbps');
     publishedChannel = (await row.getAttribute('data-channel-id')) ?? '';
@@ -111,7 +110,7 @@ test.describe.serial('live channels', () => {
 
     await row.getByTestId('channel-delete').click();
     await page.getByTestId('channel-delete-confirm').click();
-    await expect(page.getByTestId('channel-row')).toHaveCount(0, { timeout: 15_000 });
+    await expect(row).toHaveCount(0, { timeout: 15_000 });
   });
 
   test('the published channel in WebRTC and HLS statistics, in English', async ({ page }) => {

@@ -29,3 +29,18 @@ export async function phoneAndDesktopScreenshots(page: Page, name: string) {
     await screenshot(page, `${name}-${width}x${height}`);
   }
 }
+
+/**
+ * Submits the channel form and returns the row of the channel it made: found by the id that
+ * was not listed before, so a channel left by an earlier attempt (a retried test) is never
+ * mistaken for it.
+ */
+export async function submitChannelForm(page: Page) {
+  const rows = page.getByTestId('channel-row');
+  const ids = () => rows.evaluateAll((listed) => listed.map((row) => row.getAttribute('data-channel-id')));
+  const before = await ids();
+  await page.getByTestId('channel-submit').click();
+  await expect(rows).toHaveCount(before.length + 1);
+  const created = (await ids()).find((id) => !before.includes(id));
+  return page.locator(`[data-testid="channel-row"][data-channel-id="${created}"]`);
+}

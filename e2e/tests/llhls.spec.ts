@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { LIVE_USER } from '../support/fixtures.ts';
-import { login, screenshot } from './helpers.ts';
+import { login, screenshot, submitChannelForm } from './helpers.ts';
 
 /** hls.js in low-latency mode holds PART-HOLD-BACK (three 0.4 s parts) behind the live edge. */
 const LATENCY_BOUND_SECONDS = 3;
@@ -29,8 +29,7 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
   await page.getByTestId('channel-rung-height').first().fill('360');
   await page.getByTestId('channel-rung-width').nth(1).fill('320');
   await page.getByTestId('channel-rung-height').nth(1).fill('180');
-  await page.getByTestId('channel-submit').click();
-  const row = page.getByTestId('channel-row').first();
+  const row = await submitChannelForm(page);
   await expect(row.getByTestId('channel-status')).toHaveAttribute('data-status', 'normal');
   await row.getByTestId('channel-open').click();
   await page.getByTestId('channel-publish-start').click();
@@ -79,5 +78,5 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
   await expect(row.getByTestId('channel-connections')).toHaveText('0', { timeout: 15_000 });
   await row.getByTestId('channel-delete').click();
   await page.getByTestId('channel-delete-confirm').click();
-  await expect(page.getByTestId('channel-row')).toHaveCount(0, { timeout: 15_000 });
+  await expect(row).toHaveCount(0, { timeout: 15_000 });
 });

@@ -140,6 +140,31 @@ describe('Low-Latency HLS', () => {
     expect(partNumber(hint!)).toBe(partNumber(lastPart) + 1);
   });
 
+  it('keeps audio and video gapless across parts and segments (a player buffers one range)', async () => {
+    const playlist = await playlistAt();
+    const init = (await get(new URL('init.mp4', media).href)).bytes;
+    const complete = playlist.segments.filter((segment) => segment.parts.length > 0 && segment.uri);
+    const segments = await Promise.all(
+      complete.map(async (segment) => (await get(new URL(segment.uri, media).href)).bytes),
+    );
+    const file = join(scratch, 'gapless.mp4');
+    writeFileSync(file, Buffer.concat([init, ...segments]));
+    for (const stream of ['a:0', 'v:0']) {
+      const probed = await run('ffprobe', [
+        ...['-v', 'error', '-select_streams', stream],
+        ...['-show_entries', 'packet=pts,duration', '-of', 'csv=p=0', file],
+      ]);
+      const packets = probed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(',').map(Number) as [number, number]);
+      expect(packets.length).toBeGreaterThan(20);
+      const ordered = packets.toSorted(([a], [b]) => a - b);
+      for (const [i, [pts, duration]] of ordered.slice(0, -1).entries())
+        expect(ordered[i + 1]![0], `${stream} packet ${i} at ${pts}`).toBe(pts + duration);
+    }
+  });
+
   it('answers a blocking reload for the next part as soon as that part is produced', async () => {
     const playlist = await playlistAt();
     const partTarget = playlist.partTargetDuration!;

@@ -84,7 +84,7 @@ describe('HLS ladder', () => {
     // The directory's colon is escaped (tee separates options with colons): twice in an option.
     expect(outputs[0]).toBe(
       '[f=hls:hls_time=2:hls_list_size=10:hls_delete_threshold=3:hls_flags=independent_segments+delete_segments+temp_file:hls_segment_type=mpegts:master_pl_name=streams.m3u8:hls_segment_filename=/d\\\\\\:x/0/seg%d.ts]/d\\:x/0/index.m3u8|' +
-        '[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1]pipe:3',
+        '[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1:use_fifo=1]pipe:3',
     );
     expect(outputs[1]).toContain(']pipe:4');
     // Whole frames: 12 at 30 fps, 6 at 15 fps, 10 at 24 fps (0.41666... written 0.417).

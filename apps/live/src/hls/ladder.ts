@@ -158,7 +158,15 @@ export function ffmpegArgs(input: LadderInput): string[] {
       '-force_key_frames:v',
       `expr:gte(t,n_forced*${seconds})`,
       ...(input.withAudio !== false
-        ? ['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000']
+        ? [
+            // FLV and WebM time audio in milliseconds, so its frames arrive up to a millisecond
+            // early or late, and publishers' clocks jitter and skip: resampled onto one sample
+            // clock (silence for a gap, overlaps dropped), the audio has no holes, which a player
+            // would see in its buffered range (audio and video intersected) and stall at.
+            '-af',
+            'aresample=async=1000',
+            ...['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000'],
+          ]
         : []),
     );
     const hls: [string, string][] = [
@@ -191,7 +199,11 @@ export function ffmpegArgs(input: LadderInput): string[] {
     }
     // The same encoded streams to both muxers (tee): MPEG-TS segments on disk, which the archive
     // reads, and fMP4 fragments on a pipe. The mp4 muxer needs the codecs' headers up front.
-    const fragments = `[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1]pipe:${3 + i}`;
+    // use_fifo: fed straight by ffmpeg 5.1's tee, the mp4 muxer cutting a fragment per frame
+    // writes every other audio fragment with a zero duration and the next one a sample late, so
+    // a player's audio (and with it the buffered range) has a hole each 43 ms; behind a fifo
+    // every sample keeps its time.
+    const fragments = `[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1:use_fifo=1]pipe:${3 + i}`;
     args.push(
       '-flags',
       '+global_header',
