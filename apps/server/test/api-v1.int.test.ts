@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { ALL_MEMBER_PERMISSIONS, OriginKind, Permission, operations } from '@ukiyo/contract';
+import { signPath } from '@ukiyo/imaging';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tokenDigest } from '../src/crypto/tokens.ts';
 import { API_ROUTES, bodySchema } from '../src/http/api-v1.ts';
@@ -248,6 +249,7 @@ describe('permissions', () => {
     const bodies: Record<string, unknown> = {
       '/origins/{originID}': httpOrigin('stolen'),
       '/origins/{originID}/check': {},
+      '/origins/{originID}/copy': {},
       '/origins/{originID}/certificate': { certificate: 'x', privateKey: 'y' },
       '/members/{emailAddress}': { emailAddress: ownerEmail, fullName: 'Stolen', permission: 0 },
       '/members/{emailAddress}/enabled': { enabled: false },
@@ -601,6 +603,64 @@ describe('the other resources', () => {
 });
 
 describe('the cache, through a real edge', () => {
+  it('copies an origin under a new name, and rotates its signing secret so only new signatures verify', async () => {
+    const imageServer = await startImageServer({ width: 320, height: 240 }, '#3355aa');
+    const edge = await startTestEdge(server);
+    try {
+      await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
+      const token = await issueToken(owner, Permission.origin);
+      const { port } = imageServer.address() as AddressInfo;
+      const source = await api('POST', '/origins', {
+        token,
+        body: {
+          ...httpOrigin('source'),
+          config: { ...httpOrigin().config, host: `127.0.0.1:${port}` },
+          enableSignedUrl: true,
+          signingSecret: 'first-secret',
+          conversionParameters: [{ pattern: 'thumbs/*', path: '', parameter: 'w=64' }],
+          acl: { isAllowList: false, cidrs: ['192.0.2.0/24'] },
+        },
+      });
+      expect(source.status, JSON.stringify(source.body)).toBe(201);
+      const copied = await api('POST', `/origins/${source.body.originID}/copy`, {
+        token,
+        body: { description: 'the copy' },
+      });
+      expect(copied.status, JSON.stringify(copied.body)).toBe(201);
+      expect(copied.body).toMatchObject({
+        description: 'the copy',
+        enableSignedUrl: true,
+        signingSecret: 'first-secret',
+        config: source.body.config,
+        acl: source.body.acl,
+        conversionParameters: [expect.objectContaining({ pattern: 'thumbs/*', parameter: 'w=64' })],
+      });
+      expect(copied.body.originID).not.toBe(source.body.originID);
+      expect(copied.body.name).not.toBe(source.body.name);
+
+      const rotated = await api('POST', `/origins/${copied.body.originID}/signing-secret`, { token });
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+      expect(rotated.body.signingSecret).toMatch(/^[A-Za-z0-9]{20}$/);
+      expect(rotated.headers.get('etag')).not.toBe(copied.headers.get('etag'));
+      const reread = await api('GET', `/origins/${copied.body.originID}`, { token });
+      expect(reread.body).toMatchObject({ signingSecret: rotated.body.signingSecret, description: 'the copy' });
+      // The source keeps its own secret.
+      expect((await api('GET', `/origins/${source.body.originID}`, { token })).body.signingSecret).toBe(
+        'first-secret',
+      );
+
+      await edge.refreshOrigins();
+      const name = copied.body.name as string;
+      const fetchSigned = async (secret: string) =>
+        (await getFromEdge(edge, name, signPath(secret, '/w=100/a.jpg'))).status;
+      expect(await fetchSigned(rotated.body.signingSecret)).toBe(200);
+      expect(await fetchSigned('first-secret')).toBe(403);
+    } finally {
+      await edge.close();
+      await new Promise((resolve) => imageServer.close(resolve));
+    }
+  });
+
   it('looks up, purges one image and purges a whole origin', async () => {
     const imageServer = await startImageServer({ width: 320, height: 240 }, '#aa3355');
     const edge = await startTestEdge(server);

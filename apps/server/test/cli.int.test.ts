@@ -126,6 +126,15 @@ describe('the ukiyo CLI', () => {
       description: 'updated by the CLI',
     });
 
+    const copied = await ukiyo('origins', 'copy', String(origin.originID));
+    expect(copied.code, copied.stderr).toBe(0);
+    const copy = JSON.parse(copied.stdout) as { originID: number; name: string; signingSecret: string };
+    expect(copy).toMatchObject({ description: 'updated by the CLI', signingSecret: SECRET });
+    expect(copy.name).not.toBe(origin.name);
+    const rotated = await ukiyo('origins', 'rotate-secret', String(copy.originID));
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect((JSON.parse(rotated.stdout) as { signingSecret: string }).signingSecret).not.toBe(SECRET);
+
     const listed = await ukiyo('origins', 'list');
     expect((JSON.parse(listed.stdout) as { name: string }[]).map((o) => o.name)).toContain(origin.name);
     const usage = await ukiyo('usage');

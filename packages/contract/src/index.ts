@@ -16,6 +16,7 @@ export * from './permissions.ts';
 export * from './plans.ts';
 export * from './public-api.ts';
 export * from './samples.ts';
+export { generateSigningSecret } from './signing-secret.ts';
 export * from './validation.ts';
 
 /** The ui-api version the server answers (console-spec section 9). */

@@ -214,8 +214,8 @@ export const MESSAGES = {
   },
   // The ukiyo CLI (packages/sdk)
   'cli.usage': {
-    ja: '使い方: ukiyo login --token {エンコード済みトークン} [--url {コンソールのURL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAMLファイル} | ukiyo origins update {オリジンID} -f {ファイル} | ukiyo purge {画像URL} | ukiyo usage',
-    en: 'usage: ukiyo login --token {encoded token} [--url {console URL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAML file} | ukiyo origins update {origin ID} -f {file} | ukiyo purge {image URL} | ukiyo usage',
+    ja: '使い方: ukiyo login --token {エンコード済みトークン} [--url {コンソールのURL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAMLファイル} | ukiyo origins update {オリジンID} -f {ファイル} | ukiyo origins copy {オリジンID} | ukiyo origins rotate-secret {オリジンID} | ukiyo purge {画像URL} | ukiyo usage',
+    en: 'usage: ukiyo login --token {encoded token} [--url {console URL}] | ukiyo origins list | ukiyo origins create -f {JSON/YAML file} | ukiyo origins update {origin ID} -f {file} | ukiyo origins copy {origin ID} | ukiyo origins rotate-secret {origin ID} | ukiyo purge {image URL} | ukiyo usage',
   },
   'cli.loggedIn': {
     ja: '{{organization}} のトークンを {{file}} に保存しました',

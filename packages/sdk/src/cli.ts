@@ -107,6 +107,14 @@ async function origins(action: string | undefined, id: string | undefined, file:
     const body = (await readDocument(file)) as never;
     return print(await answered(api.POST('/api/v1/origins', { body })));
   }
+  if (action === 'copy' && id) {
+    const path = { originID: Number(id) };
+    return print(await answered(api.POST('/api/v1/origins/{originID}/copy', { params: { path }, body: {} })));
+  }
+  if (action === 'rotate-secret' && id) {
+    const path = { originID: Number(id) };
+    return print(await answered(api.POST('/api/v1/origins/{originID}/signing-secret', { params: { path } })));
+  }
   if (action === 'update' && id && file) {
     const path = { originID: Number(id) };
     // If-Match: refused (412) rather than overwriting a change made since this read.

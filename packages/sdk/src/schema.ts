@@ -72,6 +72,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/origins/{originID}/copy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create an origin with this one’s settings, rules, ACL and secrets, under a new name */
+    post: operations['origin.copy'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/origins/{originID}/signing-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Replace the origin’s signing secret with a new random one, answered once here */
+    post: operations['origin.rotate_signing_secret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/origins/{originID}/check': {
     parameters: {
       query?: never;
@@ -1654,6 +1688,292 @@ export interface operations {
       };
       /** @description If-Match names another version: read it again */
       412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many calls with this token, or too many bad tokens from this address (see Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'origin.copy': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Retrying with the same key and request answers the first call’s answer again (for a day) */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        originID: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      201: {
+        headers: {
+          /** @description Calls per minute of the token */
+          'RateLimit-Limit'?: number;
+          /** @description Calls left this minute */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the budget is full again */
+          'RateLimit-Reset'?: number;
+          /** @description The version of the resource */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            originID: number;
+            organizationID: number;
+            name: string;
+            kind: number;
+            status: number;
+            statusMessage: string;
+            originName: string;
+            enableSignedUrl: boolean;
+            signingSecret: string;
+            defaultCache: number;
+            enableClientHints: boolean;
+            allowSvg: boolean;
+            description: string;
+            tlsCertificate: {
+              tlsCertificateId: number;
+              fingerprint: string;
+              expiresAt: string;
+            } | null;
+            conversionParameters: {
+              conversionParameterID: number;
+              originID: number;
+              pattern: string;
+              path: string;
+              parameter: string;
+              disallowOverride: boolean;
+            }[];
+            overridableParameters: string;
+            acl: {
+              isAllowList: boolean;
+              cidrs: string[];
+            };
+            config:
+              | {
+                  /** @enum {string} */
+                  scheme: 'http' | 'https';
+                  host: string;
+                  pathPrefix: string;
+                  rewriteHost: string;
+                }
+              | {
+                  accessKeyID: string;
+                  secretAccessKey: string;
+                  endPoint: string;
+                  region: string;
+                  bucket: string;
+                  pathPrefix: string;
+                }
+              | Record<string, never>;
+            deliveryUrl: string;
+          };
+        };
+      };
+      /** @description Invalid input (`invalids` names the fields) or a refusal of the operation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No valid API token, or its creator can no longer act in the organization */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found in the token’s organization, or the token lacks the permission */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description In conflict with the current state (or the Idempotency-Key’s call is still running) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The Idempotency-Key was used for another request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many calls with this token, or too many bad tokens from this address (see Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'origin.rotate_signing_secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        originID: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          /** @description Calls per minute of the token */
+          'RateLimit-Limit'?: number;
+          /** @description Calls left this minute */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the budget is full again */
+          'RateLimit-Reset'?: number;
+          /** @description The version of the resource */
+          ETag?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            originID: number;
+            organizationID: number;
+            name: string;
+            kind: number;
+            status: number;
+            statusMessage: string;
+            originName: string;
+            enableSignedUrl: boolean;
+            signingSecret: string;
+            defaultCache: number;
+            enableClientHints: boolean;
+            allowSvg: boolean;
+            description: string;
+            tlsCertificate: {
+              tlsCertificateId: number;
+              fingerprint: string;
+              expiresAt: string;
+            } | null;
+            conversionParameters: {
+              conversionParameterID: number;
+              originID: number;
+              pattern: string;
+              path: string;
+              parameter: string;
+              disallowOverride: boolean;
+            }[];
+            overridableParameters: string;
+            acl: {
+              isAllowList: boolean;
+              cidrs: string[];
+            };
+            config:
+              | {
+                  /** @enum {string} */
+                  scheme: 'http' | 'https';
+                  host: string;
+                  pathPrefix: string;
+                  rewriteHost: string;
+                }
+              | {
+                  accessKeyID: string;
+                  secretAccessKey: string;
+                  endPoint: string;
+                  region: string;
+                  bucket: string;
+                  pathPrefix: string;
+                }
+              | Record<string, never>;
+            deliveryUrl: string;
+          };
+        };
+      };
+      /** @description Invalid input (`invalids` names the fields) or a refusal of the operation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No valid API token, or its creator can no longer act in the organization */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found in the token’s organization, or the token lacks the permission */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description In conflict with the current state (or the Idempotency-Key’s call is still running) */
+      409: {
         headers: {
           [name: string]: unknown;
         };

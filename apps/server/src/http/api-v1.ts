@@ -146,6 +146,22 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
+    path: '/origins/{originID}/copy',
+    operation: 'origin.copy',
+    summary: 'Create an origin with this one’s settings, rules, ACL and secrets, under a new name',
+    body: inputOf('origin.copy').omit({ originID: true }),
+    resource: 'origin',
+    creates: true,
+  },
+  {
+    method: 'POST',
+    path: '/origins/{originID}/signing-secret',
+    operation: 'origin.rotate_signing_secret',
+    summary: 'Replace the origin’s signing secret with a new random one, answered once here',
+    resource: 'origin',
+  },
+  {
+    method: 'POST',
     path: '/origins/{originID}/check',
     operation: 'origin.check',
     summary: 'Fetch a path of the origin as the edge would, and say what happened',

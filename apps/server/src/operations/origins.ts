@@ -1,5 +1,12 @@
-import { OriginKind, type Origin } from '@ukiyo/contract';
+import {
+  generateSigningSecret,
+  OriginKind,
+  type HttpConfigInput,
+  type Origin,
+  type S3ConfigInput,
+} from '@ukiyo/contract';
 import { checkOrigin, originSource } from '@ukiyo/edge/origin-check';
+import type { z } from 'zod';
 import type { RateRule } from '../auth/rate-limits.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { findReachableOrganization } from '../db/repositories/organizations.ts';
@@ -19,7 +26,7 @@ import {
 } from '../db/repositories/origins.ts';
 import { AppError, uniqueOr } from '../http/app-error.ts';
 import { checkCertificate } from '../services/certificates.ts';
-import { checkOriginLimit, deliveryUrlOf, originValues } from '../services/origins.ts';
+import { checkOriginLimit, deliveryUrlOf, originValues, type OriginInputData } from '../services/origins.ts';
 import { authOf, organizationOf, type Handlers, type OperationContext, type ServerDeps } from './context.ts';
 
 /**
@@ -134,6 +141,75 @@ async function present(context: OperationContext, originId: number): Promise<Ori
   return presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps);
 }
 
+function originValuesDeps({ db, secrets, config }: ServerDeps) {
+  return { db, secrets, edgeDomain: config.EDGE_DOMAIN, allowPrivateOrigins: config.ALLOW_PRIVATE_ORIGINS };
+}
+
+/** Validates against the organization's plan and stores a new origin: origin.add and origin.copy. */
+async function addOrigin(context: OperationContext, origin: OriginInputData): Promise<Origin> {
+  const { db } = context.deps;
+  const auth = authOf(context);
+  const organization = organizationOf(context);
+  await checkOriginLimit(db, organization, auth.scope.isAdmin);
+  const { name, values, rules } = await originValues(
+    originValuesDeps(context.deps),
+    origin,
+    organization,
+    auth.scope.isAdmin,
+    null,
+  );
+  const id = await uniqueOr(new AppError('domain already in use'), () =>
+    insertOrigin(db, organization.id, name, values, rules),
+  );
+  return present(context, id);
+}
+
+/** Validates and stores an origin's new settings: origin.update and the secret's rotation. */
+async function changeOrigin(context: OperationContext, existing: OriginRow, origin: OriginInputData) {
+  const { values, rules } = await originValues(
+    originValuesDeps(context.deps),
+    origin,
+    organizationOf(context),
+    authOf(context).scope.isAdmin,
+    existing,
+  );
+  await uniqueOr(new AppError('domain already in use'), () =>
+    updateOrigin(context.deps.db, existing.id, values, rules),
+  );
+  return present(context, existing.id);
+}
+
+/**
+ * A stored origin as the input that would save it again unchanged, its secrets opened (the S3
+ * key too: a copy needs it, and an update sealing it anew is harmless).
+ */
+async function inputOf(context: OperationContext, row: OriginRow): Promise<OriginInputData> {
+  const { secrets } = context.deps;
+  const origin = await present(context, row.id);
+  const config =
+    row.kind === OriginKind.s3
+      ? {
+          ...(origin.config as z.output<typeof S3ConfigInput>),
+          secretAccessKey: openSecret(secrets, String(row.config.secretAccessKeyEnc ?? '')),
+        }
+      : (origin.config as z.output<typeof HttpConfigInput>);
+  return {
+    originID: row.id,
+    kind: row.kind as OriginInputData['kind'],
+    originName: origin.originName === origin.name ? '' : origin.originName,
+    enableSignedUrl: origin.enableSignedUrl,
+    signingSecret: origin.signingSecret,
+    defaultCache: origin.defaultCache,
+    enableClientHints: origin.enableClientHints,
+    allowSvg: origin.allowSvg,
+    description: origin.description,
+    conversionParameters: origin.conversionParameters,
+    overridableParameters: origin.overridableParameters,
+    acl: origin.acl,
+    config,
+  };
+}
+
 export const originHandlers: Handlers = {
   'origin.list': async ({ organizationID }, context) => {
     const { db } = context.deps;
@@ -170,36 +246,29 @@ export const originHandlers: Handlers = {
 
   'origin.get': async ({ originID }, context) => ({ origin: await present(context, originID) }),
 
-  'origin.add': async ({ origin }, context) => {
-    const { db, secrets, config } = context.deps;
-    const auth = authOf(context);
-    const organization = organizationOf(context);
-    await checkOriginLimit(db, organization, auth.scope.isAdmin);
-    const { name, values, rules } = await originValues(
-      { db, secrets, edgeDomain: config.EDGE_DOMAIN, allowPrivateOrigins: config.ALLOW_PRIVATE_ORIGINS },
-      origin,
-      organization,
-      auth.scope.isAdmin,
-      null,
-    );
-    const id = await uniqueOr(new AppError('domain already in use'), () =>
-      insertOrigin(db, organization.id, name, values, rules),
-    );
-    return { origin: await present(context, id) };
+  'origin.add': async ({ origin }, context) => ({ origin: await addOrigin(context, origin) }),
+
+  'origin.update': async ({ origin }, context) => ({
+    origin: await changeOrigin(context, await loadOrigin(context, origin.originID), origin),
+  }),
+
+  'origin.copy': async ({ originID, description }, context) => {
+    const source = await loadOrigin(context, originID);
+    const input = await inputOf(context, source);
+    return {
+      origin: await addOrigin(context, {
+        ...input,
+        originID: -1,
+        originName: '',
+        description: description ?? input.description,
+      }),
+    };
   },
 
-  'origin.update': async ({ origin }, context) => {
-    const { db, secrets, config } = context.deps;
-    const existing = await loadOrigin(context, origin.originID);
-    const { values, rules } = await originValues(
-      { db, secrets, edgeDomain: config.EDGE_DOMAIN, allowPrivateOrigins: config.ALLOW_PRIVATE_ORIGINS },
-      origin,
-      organizationOf(context),
-      authOf(context).scope.isAdmin,
-      existing,
-    );
-    await uniqueOr(new AppError('domain already in use'), () => updateOrigin(db, existing.id, values, rules));
-    return { origin: await present(context, existing.id) };
+  'origin.rotate_signing_secret': async ({ originID }, context) => {
+    const existing = await loadOrigin(context, originID);
+    const input = await inputOf(context, existing);
+    return { origin: await changeOrigin(context, existing, { ...input, signingSecret: generateSigningSecret() }) };
   },
 
   'origin.delete': async ({ originID }, context) => {

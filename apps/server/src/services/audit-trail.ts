@@ -260,6 +260,15 @@ const AUDITED = describers({
     before: ({ originID }, context) => readOrigin(context, originID),
     after: () => undefined,
   },
+  'origin.copy': {
+    kind: 'origin',
+    after: (_input, { origin }, context) => readOrigin(context, origin.originID),
+  },
+  'origin.rotate_signing_secret': {
+    kind: 'origin',
+    before: ({ originID }, context) => readOrigin(context, originID),
+    after: ({ originID }, _output, context) => readOrigin(context, originID),
+  },
   'origin.upload_tls_certificate': {
     kind: 'certificate',
     before: ({ originID }, context) => readCertificate(context, originID),

@@ -26,7 +26,7 @@ import {
 import { AppError } from '../http/app-error.ts';
 import { privateUrlInvalids } from './public-hosts.ts';
 
-type OriginInputData = z.output<typeof OriginInput>;
+export type OriginInputData = z.output<typeof OriginInput>;
 
 // Lower-case letters and digits only: the name is a DNS label under EDGE_DOMAIN.
 const NAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';

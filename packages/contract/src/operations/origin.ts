@@ -119,6 +119,29 @@ export const originOperations = {
     organizationKind: 'image',
   }),
   /**
+   * A new origin with another one’s settings, rules, ACL and secrets (the stored S3 key
+   * included, which the console's copy screen asks for again), under a new generated name and
+   * without the custom domain, which stays the original's.
+   */
+  'origin.copy': operation('origin.copy', {
+    input: z.object({ originID: id(), description: text(1000).optional() }),
+    output: z.object({ origin: Origin }),
+    access: 'organization',
+    permission: Permission.origin,
+    organizationKind: 'image',
+  }),
+  /**
+   * A new random signing secret for the origin, answered once here (and in origin.get). URLs
+   * signed with the previous one stop verifying once the edges load the change.
+   */
+  'origin.rotate_signing_secret': operation('origin.rotate_signing_secret', {
+    input: z.object({ originID: id() }),
+    output: z.object({ origin: Origin }),
+    access: 'organization',
+    permission: Permission.origin,
+    organizationKind: 'image',
+  }),
+  /**
    * Fetches one path of a saved origin (default its root) as the edge would, with a short
    * timeout and a small read, and says what happened (OriginCheckResult).
    */

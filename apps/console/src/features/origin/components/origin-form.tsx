@@ -16,7 +16,13 @@ import {
   type UseFormReturn,
 } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { isAdministrator, OriginKind, type Invalids, type Origin } from '@ukiyo/contract';
+import {
+  generateSigningSecret,
+  isAdministrator,
+  OriginKind,
+  type Invalids,
+  type Origin,
+} from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
 import { FieldError } from '@/components/field-error.tsx';
@@ -27,12 +33,7 @@ import { applyInvalids } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { usePlanFeatures } from '@/lib/plan-features.ts';
 import { useSession } from '@/lib/session.ts';
-import {
-  changesSigning,
-  checkOriginForm,
-  generateSigningSecret,
-  type OriginFormValues,
-} from '@/features/origin/origin-form.ts';
+import { changesSigning, checkOriginForm, type OriginFormValues } from '@/features/origin/origin-form.ts';
 
 function Section({ title, lead, children }: { title: string; lead?: string; children: ReactNode }) {
   return (
