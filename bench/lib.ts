@@ -38,7 +38,9 @@ export async function startServer(
   entry = 'apps/all-in-one/src/main.ts',
 ): Promise<{ url: string; process: ChildProcess }> {
   const port = portBase();
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // BENCH_SERVER_NODE_ARGS: flags for the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: ROOT,
     env: {
       ...process.env,

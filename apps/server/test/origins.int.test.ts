@@ -287,11 +287,30 @@ describe('origin.update and origin.delete', () => {
         deliveryUrl: `http://${origin.name}:${server.deps.config.EDGE_PORT}`,
       },
     ]);
-    const listed = await owner.client.call('origin.list', {});
-    expect((listed.body.origins as Array<{ usage: unknown }>)[0]?.usage).toEqual({
-      requests: 0,
-      outboundBytes: 0,
-    });
+    const usageOf = async () =>
+      ((await owner.client.call('origin.list', {})).body.origins as Array<{ usage: unknown }>)[0]?.usage;
+    expect(await usageOf()).toEqual({ requests: 0, outboundBytes: 0 });
+    // This month's days count (UTC), the last day of last month does not.
+    const now = new Date();
+    const day = (month: number, date: number) =>
+      new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + month, date)).toISOString().slice(0, 10);
+    await server.deps.db
+      .insertInto('usage_daily')
+      .values(
+        [
+          [day(0, 1), 5, 5_000_000_000],
+          [day(0, 2), 2, 10],
+          [day(0, 0), 100, 100],
+        ].map(([date, requests, bytes]) => ({
+          origin_id: origin.originID,
+          organization_id: owner.organizationId,
+          day: date as string,
+          requests: requests as number,
+          outbound_bytes: bytes as number,
+        })),
+      )
+      .execute();
+    expect(await usageOf()).toEqual({ requests: 7, outboundBytes: 5_000_000_010 });
     expect((await owner.client.call('origin.delete', { originID: origin.originID })).status).toBe(200);
     expect((await owner.client.call('origin.get', { originID: origin.originID })).status).toBe(404);
   });

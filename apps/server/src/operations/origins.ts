@@ -16,12 +16,11 @@ import {
   findOrigin,
   insertOrigin,
   listOrigins,
-  monthUsage,
-  rulesOf,
+  originDetails,
   saveCertificate,
   updateOrigin,
   type CertificateSummary,
-  type ConversionParameterRow,
+  type OriginDetails,
   type OriginRow,
 } from '../db/repositories/origins.ts';
 import { AppError, uniqueOr } from '../http/app-error.ts';
@@ -82,9 +81,7 @@ function presentCertificate(certificate: CertificateSummary | undefined): Origin
 }
 
 function presentOrigin(
-  row: OriginRow,
-  rules: ConversionParameterRow[],
-  certificate: CertificateSummary | undefined,
+  { row, rules, certificate }: OriginDetails,
   { secrets, config }: Pick<ServerDeps, 'secrets' | 'config'>,
 ): Origin {
   return {
@@ -133,12 +130,11 @@ async function loadOrigin(context: OperationContext, originId: number) {
 }
 
 async function present(context: OperationContext, originId: number): Promise<Origin> {
-  const row = await loadOrigin(context, originId);
-  const [rules, certificates] = await Promise.all([
-    rulesOf(context.deps.db, [row.id]),
-    certificatesOf(context.deps.db, [row.id]),
-  ]);
-  return presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps);
+  const [details] = await originDetails(context.deps.db, authOf(context).scope, organizationOf(context).id, {
+    originId,
+  });
+  if (!details) throw new AppError('origin not found', { params: { id: originId } });
+  return presentOrigin(details, context.deps);
 }
 
 function originValuesDeps({ db, secrets, config }: ServerDeps) {
@@ -212,20 +208,10 @@ async function inputOf(context: OperationContext, row: OriginRow): Promise<Origi
 
 export const originHandlers: Handlers = {
   'origin.list': async ({ organizationID }, context) => {
-    const { db } = context.deps;
     const organization = await targetOrganization(context, organizationID);
-    const rows = await listOrigins(db, authOf(context).scope, organization.id);
-    const ids = rows.map((row) => row.id);
-    const [rules, certificates, usage] = await Promise.all([
-      rulesOf(db, ids),
-      certificatesOf(db, ids),
-      monthUsage(db, ids, new Date()),
-    ]);
+    const origins = await originDetails(context.deps.db, authOf(context).scope, organization.id);
     return {
-      origins: rows.map((row) => ({
-        ...presentOrigin(row, rules.get(row.id) ?? [], certificates.get(row.id), context.deps),
-        usage: usage.get(row.id) ?? { requests: 0, outboundBytes: 0 },
-      })),
+      origins: origins.map((details) => ({ ...presentOrigin(details, context.deps), usage: details.usage })),
     };
   },
 
