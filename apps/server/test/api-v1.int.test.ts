@@ -643,7 +643,10 @@ describe('the cache, through a real edge', () => {
       expect(rotated.body.signingSecret).toMatch(/^[A-Za-z0-9]{20}$/);
       expect(rotated.headers.get('etag')).not.toBe(copied.headers.get('etag'));
       const reread = await api('GET', `/origins/${copied.body.originID}`, { token });
-      expect(reread.body).toMatchObject({ signingSecret: rotated.body.signingSecret, description: 'the copy' });
+      expect(reread.body).toMatchObject({
+        signingSecret: rotated.body.signingSecret,
+        description: 'the copy',
+      });
       // The source keeps its own secret.
       expect((await api('GET', `/origins/${source.body.originID}`, { token })).body.signingSecret).toBe(
         'first-secret',

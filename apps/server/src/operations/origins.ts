@@ -254,7 +254,9 @@ export const originHandlers: Handlers = {
   'origin.rotate_signing_secret': async ({ originID }, context) => {
     const existing = await loadOrigin(context, originID);
     const input = await inputOf(context, existing);
-    return { origin: await changeOrigin(context, existing, { ...input, signingSecret: generateSigningSecret() }) };
+    return {
+      origin: await changeOrigin(context, existing, { ...input, signingSecret: generateSigningSecret() }),
+    };
   },
 
   'origin.delete': async ({ originID }, context) => {

@@ -69,7 +69,9 @@ export async function originDetails(
   options: { originId?: number; now?: Date } = {},
 ): Promise<OriginDetails[]> {
   const now = options.now ?? new Date();
-  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10);
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+    .toISOString()
+    .slice(0, 10);
   let query = reachable(db, scope)
     .select((eb) => [
       jsonArrayFrom(
@@ -103,7 +105,11 @@ export async function originDetails(
     row,
     rules,
     certificate: certificate
-      ? { id: certificate.id, fingerprint: certificate.fingerprint, expiresAt: new Date(certificate.expires_at) }
+      ? {
+          id: certificate.id,
+          fingerprint: certificate.fingerprint,
+          expiresAt: new Date(certificate.expires_at),
+        }
       : undefined,
     // Sums of bigint columns arrive as JSON numbers or strings, by driver.
     usage: { requests: Number(usage?.requests ?? 0), outboundBytes: Number(usage?.outboundBytes ?? 0) },
