@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
-import { Link } from 'react-router';
+import { useTranslation } from 'react-i18next';
+import { LinkButton } from './link-button.tsx';
 import { SubmitButton } from './submit-button.tsx';
 
 /** A form's submit button and the way back without saving: `{testIdPrefix}-submit` and `-cancel`. */
@@ -13,19 +14,21 @@ export function FormActions({
 }: {
   busy: boolean;
   submitLabel: ReactNode;
-  cancelLabel: ReactNode;
+  /** Default: "Cancel". */
+  cancelLabel?: ReactNode;
   cancelTo: string;
   testIdPrefix: string;
   className?: string;
 }) {
+  const { t } = useTranslation();
   return (
     <div className={className}>
       <SubmitButton busy={busy} testId={`${testIdPrefix}-submit`}>
         {submitLabel}
       </SubmitButton>
-      <Link to={cancelTo} className="btn btn-outline-secondary" data-testid={`${testIdPrefix}-cancel`}>
-        {cancelLabel}
-      </Link>
+      <LinkButton to={cancelTo} variant="outline-secondary" testId={`${testIdPrefix}-cancel`}>
+        {cancelLabel ?? t('common.cancel')}
+      </LinkButton>
     </div>
   );
 }

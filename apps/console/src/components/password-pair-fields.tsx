@@ -29,28 +29,20 @@ export function PasswordPairFields({
   columns?: boolean;
   confirmationClassName?: string;
 }) {
-  const fields = [
+  const registrations = { password, confirmation };
+  const fields = (['password', 'confirmation'] as const).map((which) => (
     <TextField
-      key="password"
-      id={ids.password}
-      label={labels.password}
+      key={which}
+      id={ids[which]}
+      label={labels[which]}
       type="password"
       autoComplete="new-password"
-      registration={password}
-      error={errors.password}
-      help={help}
-    />,
-    <TextField
-      key="confirmation"
-      id={ids.confirmation}
-      label={labels.confirmation}
-      type="password"
-      autoComplete="new-password"
-      registration={confirmation}
-      error={errors.confirmation}
-      className={confirmationClassName}
-    />,
-  ];
+      registration={registrations[which]}
+      error={errors[which]}
+      // The rules stand under the first field; the caller may space the last one.
+      {...(which === 'password' ? { help } : { className: confirmationClassName })}
+    />
+  ));
   return columns ? (
     fields.map((field) => (
       <Col key={field.key} md={6}>

@@ -8,31 +8,29 @@ function localeOf(language: string): string {
   return LOCALES[language] ?? LOCALES.ja!;
 }
 
-/** Date and time to the minute; `timeZone` is for tests and UTC displays (default: the browser's). */
-export function formatDateTime(iso: string, language: string, timeZone?: string): string {
+/** An ISO 8601 instant in the language's format; what the server sent when it is not one. */
+function formatInstant(iso: string, language: string, options: Intl.DateTimeFormatOptions): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(localeOf(language), {
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
+  return new Intl.DateTimeFormat(localeOf(language), options).format(date);
+}
+
+const DAY: Intl.DateTimeFormatOptions = { year: 'numeric', month: '2-digit', day: '2-digit' };
+
+/** Date and time to the minute; `timeZone` is for tests and UTC displays (default: the browser's). */
+export function formatDateTime(iso: string, language: string, timeZone?: string): string {
+  return formatInstant(iso, language, {
+    ...DAY,
     hour: '2-digit',
     minute: '2-digit',
     hourCycle: 'h23',
     ...(timeZone ? { timeZone } : {}),
-  }).format(date);
+  });
 }
 
 /** A calendar date in UTC: the day a plan change takes effect. */
 export function formatUtcDate(iso: string, language: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(localeOf(language), {
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    timeZone: 'UTC',
-  }).format(date);
+  return formatInstant(iso, language, { ...DAY, timeZone: 'UTC' });
 }
 
 export type TextPart = { kind: 'text' | 'link'; value: string };

@@ -2,6 +2,7 @@ import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { RefreshButton } from '@/components/refresh-button.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
@@ -34,14 +35,9 @@ export function DeadLettersPage() {
         title={t('title.adminJobs')}
         lead={t('deadLetters.lead')}
         actions={
-          <Button
-            variant="outline-secondary"
-            disabled={deadLetters.isFetching}
-            onClick={() => void deadLetters.refetch()}
-            data-testid="dead-letters-refresh"
-          >
+          <RefreshButton query={deadLetters} testId="dead-letters-refresh">
             {t('deadLetters.refresh')}
-          </Button>
+          </RefreshButton>
         }
       />
       <DataTableCard

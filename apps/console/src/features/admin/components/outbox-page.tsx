@@ -3,6 +3,7 @@ import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { RefreshButton } from '@/components/refresh-button.tsx';
 import { useReportQueryError } from '@/lib/api-errors.ts';
 import { formatDateTime, splitLinks } from '@/lib/format.ts';
 import { useOutbox } from '@/features/admin/api/admin-api.ts';
@@ -44,14 +45,9 @@ export function OutboxPage() {
         title={t('title.adminOutbox')}
         lead={t('outbox.lead')}
         actions={
-          <Button
-            variant="outline-secondary"
-            disabled={outbox.isFetching}
-            onClick={() => void outbox.refetch()}
-            data-testid="outbox-refresh"
-          >
+          <RefreshButton query={outbox} testId="outbox-refresh">
             {t('outbox.refresh')}
-          </Button>
+          </RefreshButton>
         }
       />
       <DataTableCard

@@ -31,6 +31,7 @@ import { PermissionField } from '@/components/permission-checkboxes.tsx';
 import { SubmitButton } from '@/components/submit-button.tsx';
 import { TextField } from '@/components/text-field.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { useAdminOrganizations, useRegister, useUpdateOrganization } from '@/features/admin/api/admin-api.ts';
@@ -262,7 +263,6 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
       <FormActions
         busy={update.isPending}
         submitLabel={t('common.save')}
-        cancelLabel={t('common.cancel')}
         cancelTo={paths.userCreate()}
         testIdPrefix="organization-edit"
         className="d-flex gap-2"
@@ -300,13 +300,14 @@ function OrganizationRow({ organization, editing }: { organization: Organization
       </td>
       <td>{t(`plan.name.${PLAN_NAMES[normalisePlan(organization.plan)]}`)}</td>
       <td className="text-end">
-        <Link
+        <LinkButton
           to={paths.userCreate({ organization: organization.organizationID })}
-          className="btn btn-sm btn-outline-primary"
-          data-testid="organization-edit"
+          variant="outline-primary"
+          size="sm"
+          testId="organization-edit"
         >
           {t('common.edit')}
-        </Link>
+        </LinkButton>
       </td>
     </tr>
   );

@@ -1,13 +1,14 @@
 import Alert from 'react-bootstrap/Alert';
 import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { errorMessageKey } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { ApiError } from '@/lib/api-client.ts';
 import { isLoggedIn, useSession } from '@/lib/session.ts';
 import { useActivation } from '@/features/auth/api/auth-api.ts';
+import { LinkButton } from '@/components/link-button.tsx';
 
 /** Refusals of an activation link the page explains (console-spec section 8); others are internal. */
 const EXPLAINED = ['sql: no rows in result set', 'already activated', 'token is expired'];
@@ -42,9 +43,9 @@ export function ActivatePage() {
                 <strong data-testid="activate-email">{activation.data.emailAddress}</strong>
               </p>
               <p className="small text-body-secondary">{t('activate.next')}</p>
-              <Link to={next} className="btn btn-primary" data-testid="activate-login">
+              <LinkButton to={next} variant="primary" testId="activate-login">
                 {t('activate.login')}
-              </Link>
+              </LinkButton>
             </div>
           )}
           {activation.isError && (
@@ -56,17 +57,13 @@ export function ActivatePage() {
                 {t(code === 'already activated' ? 'activate.alreadyHelp' : 'activate.failedHelp')}
               </p>
               <div className="d-flex gap-2">
-                <Link to={next} className="btn btn-primary" data-testid="activate-login">
+                <LinkButton to={next} variant="primary" testId="activate-login">
                   {t('activate.login')}
-                </Link>
+                </LinkButton>
                 {code !== 'already activated' && (
-                  <Link
-                    to={paths.forget()}
-                    className="btn btn-outline-secondary"
-                    data-testid="activate-forget"
-                  >
+                  <LinkButton to={paths.forget()} variant="outline-secondary" testId="activate-forget">
                     {t('login.forgetLink')}
-                  </Link>
+                  </LinkButton>
                 )}
               </div>
             </div>

@@ -9,12 +9,13 @@ import { Link, useSearchParams } from 'react-router';
 import { loginPassword, operations, type MessageKey } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { PasswordPairFields } from '@/components/password-pair-fields.tsx';
-import { SubmitButton } from '@/components/submit-button.tsx';
 import { FormField } from '@/components/form-field.tsx';
 import { ApiError } from '@/lib/api-client.ts';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { useRequestPasswordReset, useResetPassword } from '@/features/auth/api/auth-api.ts';
 import { confirmationMatches } from '@/lib/password-confirmation.ts';
+import { LinkButton } from '@/components/link-button.tsx';
+import { AuthFormEnd } from './auth-form-end.tsx';
 
 const resetSchema = operations['user.reset_password'].input
   .omit({ token: true })
@@ -46,9 +47,9 @@ function RequestForm() {
       <div data-testid="forget-sent">
         <Alert variant="success">{t('forget.sent')}</Alert>
         <p className="small text-body-secondary">{t('forget.sentHelp')}</p>
-        <Link to={paths.login()} className="btn btn-outline-primary" data-testid="forget-login">
+        <LinkButton to={paths.login()} variant="outline-primary" testId="forget-login">
           {t('login.back')}
-        </Link>
+        </LinkButton>
       </div>
     );
   }
@@ -64,12 +65,9 @@ function RequestForm() {
         autoComplete="email"
         className="mb-4"
       />
-      <SubmitButton busy={request.isPending} testId="forget-submit" className="w-100">
-        {t('forget.submit')}
-      </SubmitButton>
-      <div className="text-center mt-3 small">
+      <AuthFormEnd busy={request.isPending} testId="forget-submit" label={t('forget.submit')}>
         <Link to={paths.login()}>{t('login.back')}</Link>
-      </div>
+      </AuthFormEnd>
     </Form>
   );
 }
@@ -101,9 +99,9 @@ function ResetForm({ token }: { token: string }) {
     return (
       <div data-testid="reset-done">
         <Alert variant="success">{t('forget.resetDone')}</Alert>
-        <Link to={paths.login()} className="btn btn-primary" data-testid="reset-login">
+        <LinkButton to={paths.login()} variant="primary" testId="reset-login">
           {t('forget.toLogin')}
-        </Link>
+        </LinkButton>
       </div>
     );
   }
@@ -142,9 +140,7 @@ function ResetForm({ token }: { token: string }) {
         help={t('updatePassword.rules')}
         confirmationClassName="mb-4"
       />
-      <SubmitButton busy={reset.isPending} testId="reset-submit" className="w-100">
-        {t('forget.resetSubmit')}
-      </SubmitButton>
+      <AuthFormEnd busy={reset.isPending} testId="reset-submit" label={t('forget.resetSubmit')} />
     </Form>
   );
 }

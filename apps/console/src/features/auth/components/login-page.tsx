@@ -9,11 +9,11 @@ import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { operations, PRODUCT_NAME, type ErrorCode, type MessageKey } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
-import { SubmitButton } from '@/components/submit-button.tsx';
 import { FormField } from '@/components/form-field.tsx';
 import { ApiError } from '@/lib/api-client.ts';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { useLogin, useVerifyTotp } from '@/features/auth/api/auth-api.ts';
+import { AuthFormEnd } from './auth-form-end.tsx';
 
 /** Refusals the login form explains in place instead of in the flash bar. */
 const EXPLAINED_HERE: readonly ErrorCode[] = [
@@ -89,12 +89,9 @@ function CredentialsStep({ onTotpRequired }: { onTotpRequired: () => void }) {
         autoComplete="current-password"
         className="mb-4"
       />
-      <SubmitButton busy={login.isPending} testId="login-submit" className="w-100">
-        {t('login.submit')}
-      </SubmitButton>
-      <div className="text-center mt-3 small">
+      <AuthFormEnd busy={login.isPending} testId="login-submit" label={t('login.submit')}>
         <Link to={paths.forget()}>{t('login.forgetLink')}</Link>
-      </div>
+      </AuthFormEnd>
     </Form>
   );
 }
@@ -147,14 +144,11 @@ function TotpStep({ onBack }: { onBack: () => void }) {
         autoFocus
         className="mb-4"
       />
-      <SubmitButton busy={verify.isPending} testId="totp-submit" className="w-100">
-        {t('login.totpSubmit')}
-      </SubmitButton>
-      <div className="text-center mt-3 small">
+      <AuthFormEnd busy={verify.isPending} testId="totp-submit" label={t('login.totpSubmit')}>
         <Button variant="link" size="sm" onClick={onBack}>
           {t('login.back')}
         </Button>
-      </div>
+      </AuthFormEnd>
     </Form>
   );
 }

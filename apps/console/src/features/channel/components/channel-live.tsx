@@ -15,6 +15,7 @@ import { useApiErrorHandler } from '@/lib/api-errors.ts';
 import { publishCredential } from '@/features/channel/api/channel-api.ts';
 import { WhipError, WhipPublisher, testPatternStream } from '@/features/channel/whip-publisher.ts';
 import type { ChannelView } from './channel-types.ts';
+import { LivePanel, PlayerVideo } from './live-panel.tsx';
 import { WebRtcPlayer, whepUrlOf } from './webrtc-player.tsx';
 
 type Source = 'pattern' | 'camera';
@@ -184,48 +185,45 @@ function Publisher({ channelId, whipUrl }: { channelId: string; whipUrl: string 
   };
 
   return (
-    <Card className="shadow-sm border-0 h-100">
-      <Card.Body>
-        <h3 className="h6">{t('channel.publishTitle')}</h3>
-        <p className="small text-body-secondary">{t('channel.publishLead')}</p>
-        <div className="mb-2">
-          {(['pattern', 'camera'] as const).map((value) => (
-            <Form.Check
-              key={value}
-              inline
-              type="radio"
-              id={`channel-source-${value}`}
-              label={t(`channel.source.${value}`)}
-              checked={source === value}
-              disabled={state !== 'idle'}
-              onChange={() => setSource(value)}
-            />
-          ))}
-        </div>
-        <video ref={preview} className="channel-video mb-2" muted autoPlay playsInline />
-        {problem && (
-          <Alert variant="danger" className="small" data-testid="channel-publish-error">
-            {problem}
-          </Alert>
-        )}
-        {state === 'idle' ? (
-          <Button size="sm" onClick={() => void start()} data-testid="channel-publish-start">
-            {t('channel.publishStart')}
-          </Button>
-        ) : (
-          <Button
-            size="sm"
-            variant="outline-danger"
-            disabled={state === 'starting'}
-            onClick={() => void stop()}
-            data-testid="channel-publish-stop"
-            data-state={state}
-          >
-            {t(state === 'live' ? 'channel.publishStop' : 'channel.publishStarting')}
-          </Button>
-        )}
-      </Card.Body>
-    </Card>
+    <LivePanel title={t('channel.publishTitle')}>
+      <p className="small text-body-secondary">{t('channel.publishLead')}</p>
+      <div className="mb-2">
+        {(['pattern', 'camera'] as const).map((value) => (
+          <Form.Check
+            key={value}
+            inline
+            type="radio"
+            id={`channel-source-${value}`}
+            label={t(`channel.source.${value}`)}
+            checked={source === value}
+            disabled={state !== 'idle'}
+            onChange={() => setSource(value)}
+          />
+        ))}
+      </div>
+      <video ref={preview} className="channel-video mb-2" muted autoPlay playsInline />
+      {problem && (
+        <Alert variant="danger" className="small" data-testid="channel-publish-error">
+          {problem}
+        </Alert>
+      )}
+      {state === 'idle' ? (
+        <Button size="sm" onClick={() => void start()} data-testid="channel-publish-start">
+          {t('channel.publishStart')}
+        </Button>
+      ) : (
+        <Button
+          size="sm"
+          variant="outline-danger"
+          disabled={state === 'starting'}
+          onClick={() => void stop()}
+          data-testid="channel-publish-stop"
+          data-state={state}
+        >
+          {t(state === 'live' ? 'channel.publishStop' : 'channel.publishStarting')}
+        </Button>
+      )}
+    </LivePanel>
   );
 }
 
@@ -277,48 +275,38 @@ function Player({ url }: { url: string | null }) {
     };
   }, [url]);
   return (
-    <Card className="shadow-sm border-0 h-100">
-      <Card.Body>
-        <h3 className="h6">{t('channel.playerTitle')}</h3>
-        {url ? (
-          <>
-            <video
-              ref={video}
-              className="channel-video"
-              controls
-              muted
-              playsInline
-              data-testid="channel-player"
-            />
-            {lowLatency !== undefined && (
-              <div className="d-flex flex-wrap align-items-center gap-2 small mt-2">
-                <Badge
-                  bg={lowLatency ? 'success' : 'secondary'}
-                  data-testid="channel-player-mode"
-                  data-low-latency={lowLatency}
-                >
-                  {t(lowLatency ? 'channel.playerLowLatency' : 'channel.playerPlainHls')}
-                </Badge>
-                {latency !== undefined && (
-                  <span data-testid="channel-player-latency" data-latency={latency.toFixed(3)}>
-                    {t('channel.playerLatency', { seconds: latency.toFixed(1) })}
-                  </span>
-                )}
-              </div>
-            )}
-            {failed && (
-              <Alert variant="warning" className="small mt-2">
-                {t('channel.playerFailed')}
-              </Alert>
-            )}
-          </>
-        ) : (
-          <Alert variant="secondary" className="small" data-testid="channel-player-waiting">
-            {t('channel.playerWaiting')}
-          </Alert>
-        )}
-      </Card.Body>
-    </Card>
+    <LivePanel title={t('channel.playerTitle')}>
+      {url ? (
+        <>
+          <PlayerVideo ref={video} testId="channel-player" />
+          {lowLatency !== undefined && (
+            <div className="d-flex flex-wrap align-items-center gap-2 small mt-2">
+              <Badge
+                bg={lowLatency ? 'success' : 'secondary'}
+                data-testid="channel-player-mode"
+                data-low-latency={lowLatency}
+              >
+                {t(lowLatency ? 'channel.playerLowLatency' : 'channel.playerPlainHls')}
+              </Badge>
+              {latency !== undefined && (
+                <span data-testid="channel-player-latency" data-latency={latency.toFixed(3)}>
+                  {t('channel.playerLatency', { seconds: latency.toFixed(1) })}
+                </span>
+              )}
+            </div>
+          )}
+          {failed && (
+            <Alert variant="warning" className="small mt-2">
+              {t('channel.playerFailed')}
+            </Alert>
+          )}
+        </>
+      ) : (
+        <Alert variant="secondary" className="small" data-testid="channel-player-waiting">
+          {t('channel.playerWaiting')}
+        </Alert>
+      )}
+    </LivePanel>
   );
 }
 

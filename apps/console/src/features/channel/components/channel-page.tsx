@@ -7,6 +7,7 @@ import { useFieldArray, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { AUDIO_BITRATES, invalidsOf, MAX_RENDITIONS, operations, VIDEO_CODECS } from '@ukiyo/contract';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { useConfirmation } from '@/lib/use-confirmation.ts';
 import { CopyButton } from '@/components/copy-button.tsx';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { FieldError } from '@/components/field-error.tsx';
@@ -243,28 +244,21 @@ function Channels() {
   const channels = useChannels();
   const remove = useDeleteChannel();
   useReportQueryError(channels.error);
-  const [deleting, setDeleting] = useState<ChannelView | null>(null);
+  const deleting = useConfirmation<ChannelView>();
   const [openId, setOpenId] = useState<string | null>(null);
   const list = channels.data?.channels ?? [];
   const open = list.find((channel) => channel.id === openId) ?? null;
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync({ id: deleting.id });
-      flash.now({
-        variant: 'success',
-        key: 'channel.deleted',
-        params: { id: deleting.id },
-        action: 'channel',
-      });
-      if (openId === deleting.id) setOpenId(null);
-    } catch (error) {
-      handleError(error, { action: 'channel' });
-    } finally {
-      setDeleting(null);
-    }
-  };
+  const confirmDelete = () =>
+    deleting.confirm(async ({ id }) => {
+      try {
+        await remove.mutateAsync({ id });
+        flash.now({ variant: 'success', key: 'channel.deleted', params: { id }, action: 'channel' });
+        if (openId === id) setOpenId(null);
+      } catch (error) {
+        handleError(error, { action: 'channel' });
+      }
+    });
 
   return (
     <>
@@ -336,7 +330,7 @@ function Channels() {
                       variant="outline-danger"
                       size="sm"
                       className="ms-2"
-                      onClick={() => setDeleting(channel)}
+                      onClick={() => deleting.ask(channel)}
                       data-testid="channel-delete"
                     >
                       {t('common.delete')}
@@ -350,16 +344,15 @@ function Channels() {
       </DataTableCard>
       {open && <ChannelLive key={open.id} channel={open} />}
       <ConfirmModal
-        show={deleting !== null}
+        {...deleting.modal}
         title={t('channel.deleteTitle')}
         confirmLabel={t('common.delete')}
         busy={remove.isPending}
         testId="channel-delete"
         onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
       >
         <p>{t('channel.deleteConfirm')}</p>
-        {deleting && <code>{deleting.id}</code>}
+        {deleting.target && <code>{deleting.target.id}</code>}
       </ConfirmModal>
     </>
   );

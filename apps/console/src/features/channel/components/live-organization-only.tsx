@@ -1,10 +1,10 @@
 import type { ReactNode } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
 import { useSession } from '@/lib/session.ts';
+import { LinkButton } from '@/components/link-button.tsx';
 
 /**
  * The live pages' content only in a live organization. Administrators pass the route guard in
@@ -21,13 +21,14 @@ export function LiveOrganizationOnly({ title, children }: { title: string; child
       <PageHeader title={title} />
       <Alert variant="info" data-testid="live-image-organization">
         <p className="mb-2">{t('channel.imageOrganization', { name: organization?.name ?? '' })}</p>
-        <Link
+        <LinkButton
           to={paths.changeOrganization()}
-          className="btn btn-primary btn-sm"
-          data-testid="live-change-organization"
+          variant="primary"
+          size="sm"
+          testId="live-change-organization"
         >
           {t('channel.changeOrganization')}
-        </Link>
+        </LinkButton>
       </Alert>
     </>
   );

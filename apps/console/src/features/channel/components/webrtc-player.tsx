@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
-import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { WhipError } from '@/features/channel/whip-publisher.ts';
 import { WhepViewer } from '@/features/channel/whep-viewer.ts';
+import { LivePanel, PlayerVideo } from './live-panel.tsx';
 
 /** The live host's WHEP endpoint of the channel: beside its WHIP endpoint. */
 export function whepUrlOf(whipUrl: string, channelId: string): string {
@@ -42,37 +42,26 @@ export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
     };
   }, [url, onAir]);
   return (
-    <Card className="shadow-sm border-0 h-100">
-      <Card.Body>
-        <h3 className="h6">{t('channel.webrtcTitle')}</h3>
-        <video
-          ref={video}
-          className="channel-video"
-          controls
-          muted
-          playsInline
-          hidden={!onAir}
-          data-testid="channel-webrtc-player"
-        />
-        {onAir ? (
-          delay !== undefined && (
-            <div className="small mt-2" data-testid="channel-webrtc-delay" data-delay={delay.toFixed(3)}>
-              {t('channel.webrtcDelay', { ms: Math.round(delay * 1000) })}
-            </div>
-          )
-        ) : (
-          <Alert variant="secondary" className="small" data-testid="channel-webrtc-waiting">
-            {t('channel.webrtcWaiting')}
-          </Alert>
-        )}
-        {problem && (
-          <Alert variant="warning" className="small mt-2" data-testid="channel-webrtc-error">
-            {problem === 'failed'
-              ? t('channel.webrtcFailed')
-              : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
-          </Alert>
-        )}
-      </Card.Body>
-    </Card>
+    <LivePanel title={t('channel.webrtcTitle')}>
+      <PlayerVideo ref={video} testId="channel-webrtc-player" hidden={!onAir} />
+      {onAir ? (
+        delay !== undefined && (
+          <div className="small mt-2" data-testid="channel-webrtc-delay" data-delay={delay.toFixed(3)}>
+            {t('channel.webrtcDelay', { ms: Math.round(delay * 1000) })}
+          </div>
+        )
+      ) : (
+        <Alert variant="secondary" className="small" data-testid="channel-webrtc-waiting">
+          {t('channel.webrtcWaiting')}
+        </Alert>
+      )}
+      {problem && (
+        <Alert variant="warning" className="small mt-2" data-testid="channel-webrtc-error">
+          {problem === 'failed'
+            ? t('channel.webrtcFailed')
+            : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
+        </Alert>
+      )}
+    </LivePanel>
   );
 }

@@ -1,14 +1,14 @@
-import { useState } from 'react';
 import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import type { User } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { useConfirmation } from '@/lib/use-confirmation.ts';
 import { MemberDisableConfirm } from './member-disable-confirm.tsx';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { classifyApiError, useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
@@ -65,13 +65,14 @@ function MemberRow({
         )}
       </td>
       <td className="text-end text-nowrap">
-        <Link
+        <LinkButton
           to={paths.memberUpdate(user.userID)}
-          className="btn btn-sm btn-outline-primary"
-          data-testid="member-edit"
+          variant="outline-primary"
+          size="sm"
+          testId="member-edit"
         >
           {t('common.edit')}
-        </Link>
+        </LinkButton>
         {/* One's own account is changed on the edit page or the account settings, not from here. */}
         {!self && (
           <>
@@ -110,39 +111,30 @@ export function MemberIndexPage() {
   const plan = usePlanFeatures();
   const { toggle, pending: toggling, pendingEmail } = useToggleEnabled();
   const remove = useDeleteUser();
-  const [deleting, setDeleting] = useState<User | null>(null);
-  const [disabling, setDisabling] = useState<User | null>(null);
+  const deleting = useConfirmation<User>();
+  const disabling = useConfirmation<User>();
   useReportQueryError(users.error);
 
-  const confirmDisable = async () => {
-    if (!disabling) return;
-    try {
-      await toggle(disabling);
-    } finally {
-      setDisabling(null);
-    }
-  };
+  const confirmDisable = () => disabling.confirm(toggle);
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync({ userID: deleting.userID });
-      flash.now({
-        variant: 'success',
-        key: 'member.deleted',
-        params: { email: deleting.emailAddress },
-        action: 'member',
-      });
-    } catch (error) {
-      const failure = classifyApiError(error);
-      // The last full-permission member says why; other refusals are the spec's general failure.
-      const explained = failure.kind !== 'message' || failure.key === 'error.lastFullPermissionUser';
-      if (explained) handleError(error, { action: 'member' });
-      else flash.now({ variant: 'danger', key: 'error.userDeleteFailed', action: 'member' });
-    } finally {
-      setDeleting(null);
-    }
-  };
+  const confirmDelete = () =>
+    deleting.confirm(async ({ userID, emailAddress }) => {
+      try {
+        await remove.mutateAsync({ userID });
+        flash.now({
+          variant: 'success',
+          key: 'member.deleted',
+          params: { email: emailAddress },
+          action: 'member',
+        });
+      } catch (error) {
+        const failure = classifyApiError(error);
+        // The last full-permission member says why; other refusals are the spec's general failure.
+        const explained = failure.kind !== 'message' || failure.key === 'error.lastFullPermissionUser';
+        if (explained) handleError(error, { action: 'member' });
+        else flash.now({ variant: 'danger', key: 'error.userDeleteFailed', action: 'member' });
+      }
+    });
 
   const list = users.data?.users ?? [];
   const limit = plan.data?.features.userLimit;
@@ -157,9 +149,9 @@ export function MemberIndexPage() {
             : t('member.countWithLimit', { count: list.length, limit }))
         }
         actions={
-          <Link to={paths.memberNew()} className="btn btn-primary" data-testid="member-new">
+          <LinkButton to={paths.memberNew()} variant="primary" testId="member-new">
             {t('member.add')}
-          </Link>
+          </LinkButton>
         }
       />
       <DataTableCard
@@ -187,27 +179,26 @@ export function MemberIndexPage() {
               (remove.isPending && remove.variables?.userID === user.userID)
             }
             // Disabling ends the member's sessions at once: it asks first; enabling does not.
-            onToggle={() => (user.enabled ? setDisabling(user) : void toggle(user))}
-            onDelete={() => setDeleting(user)}
+            onToggle={() => (user.enabled ? disabling.ask(user) : void toggle(user))}
+            onDelete={() => deleting.ask(user)}
           />
         ))}
       </DataTableCard>
       <ConfirmModal
-        show={deleting !== null}
+        {...deleting.modal}
         title={t('member.deleteTitle')}
         confirmLabel={t('common.delete')}
         busy={remove.isPending}
         testId="member-delete"
         onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
       >
-        <p className="mb-0">{t('member.deleteConfirm', { email: deleting?.emailAddress ?? '' })}</p>
+        <p className="mb-0">{t('member.deleteConfirm', { email: deleting.target?.emailAddress ?? '' })}</p>
       </ConfirmModal>
       <MemberDisableConfirm
-        email={disabling?.emailAddress ?? null}
+        email={disabling.target?.emailAddress ?? null}
         busy={toggling}
         onConfirm={() => void confirmDisable()}
-        onCancel={() => setDisabling(null)}
+        onCancel={disabling.cancel}
       />
     </>
   );

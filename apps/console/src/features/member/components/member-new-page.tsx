@@ -1,21 +1,20 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import { useController, useForm } from 'react-hook-form';
+import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { bool, loginPassword, operations } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
 import { FormActions } from '@/components/form-actions.tsx';
-import { PermissionField } from '@/components/permission-checkboxes.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { flash } from '@/lib/flash.ts';
 import { grantableMask } from '@/lib/permission-choices.ts';
 import { useSession } from '@/lib/session.ts';
 import { useAddUser, useOrganizations } from '@/features/member/api/member-api.ts';
-import { RestrictionField } from './restriction-field.tsx';
+import { MemberAccessFields } from './member-access-fields.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
 import { confirmationMatches } from '@/lib/password-confirmation.ts';
 
@@ -84,8 +83,6 @@ export function MemberNewPage() {
     },
   );
 
-  const { field: restricted } = useController({ control, name: 'restricted' });
-  const { field: organizationIDs } = useController({ control, name: 'user.restriction.organizationIDs' });
   return (
     <>
       <PageHeader title={t('title.memberNew')} lead={t('member.newLead')} />
@@ -99,27 +96,19 @@ export function MemberNewPage() {
               initialPassword={{ password: register('password'), confirmation: register('confirmation') }}
               errors={{ ...errors.user, password: errors.password, confirmation: errors.confirmation }}
             />
-            <fieldset className="mb-3">
-              <legend className="form-label fs-6">{t('member.permission')}</legend>
-              <PermissionField
-                control={control}
-                name="user.permission"
-                grantable={grantableMask(me?.permission ?? 0)}
-                testId="member-permission"
-              />
-            </fieldset>
-            <RestrictionField
-              restricted={restricted.value}
-              onRestrictedChange={restricted.onChange}
-              organizationIDs={organizationIDs.value ?? []}
-              onOrganizationIDsChange={organizationIDs.onChange}
+            <MemberAccessFields
+              control={control}
+              names={{
+                permission: 'user.permission',
+                restricted: 'restricted',
+                organizationIDs: 'user.restriction.organizationIDs',
+              }}
+              grantable={grantableMask(me?.permission ?? 0)}
               organizations={organizations}
-              error={restricted.value ? errors.user?.restriction?.organizationIDs?.message : undefined}
             />
             <FormActions
               busy={add.isPending}
               submitLabel={t('member.addSubmit')}
-              cancelLabel={t('common.cancel')}
               cancelTo={paths.memberIndex()}
               testIdPrefix="member"
             />

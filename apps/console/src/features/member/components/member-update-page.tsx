@@ -5,7 +5,7 @@ import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import { useController, useForm } from 'react-hook-form';
+import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { bool, isAdministrator, operations, type User } from '@ukiyo/contract';
@@ -14,7 +14,6 @@ import { MemberDisableConfirm } from './member-disable-confirm.tsx';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { FormActions } from '@/components/form-actions.tsx';
-import { PermissionField } from '@/components/permission-checkboxes.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
 import { ApiError } from '@/lib/api-client.ts';
 import { useReportQueryError } from '@/lib/api-errors.ts';
@@ -24,7 +23,7 @@ import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { grantableMask } from '@/lib/permission-choices.ts';
 import { useSession } from '@/lib/session.ts';
 import { useOrganizations, useUpdateUser, useUser } from '@/features/member/api/member-api.ts';
-import { RestrictionField } from './restriction-field.tsx';
+import { MemberAccessFields } from './member-access-fields.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
 import { useToggleEnabled } from './use-toggle-enabled.ts';
 
@@ -111,8 +110,6 @@ function MemberUpdateForm({ user }: { user: User }) {
   });
   const { register, control } = form;
   const { errors } = form.formState;
-  const { field: restricted } = useController({ control, name: 'restricted' });
-  const { field: organizationIDs } = useController({ control, name: 'restriction.organizationIDs' });
 
   const submit = useFormSubmit(form, {
     action: 'member',
@@ -154,30 +151,22 @@ function MemberUpdateForm({ user }: { user: User }) {
               )
             }
           />
-          <fieldset className="mb-3">
-            <legend className="form-label fs-6">{t('member.permission')}</legend>
-            {self && <p className="small text-body-secondary">{t('member.ownPermissionHelp')}</p>}
-            <PermissionField
-              control={control}
-              name="permission"
-              grantable={grantableMask(me?.permission ?? 0, self ? user.permission : undefined)}
-              testId="member-permission"
-            />
-          </fieldset>
-          {canRestrict && (
-            <RestrictionField
-              restricted={restricted.value}
-              onRestrictedChange={restricted.onChange}
-              organizationIDs={organizationIDs.value ?? []}
-              onOrganizationIDsChange={organizationIDs.onChange}
-              organizations={organizations}
-              error={restricted.value ? errors.restriction?.organizationIDs?.message : undefined}
-            />
-          )}
+          <MemberAccessFields
+            control={control}
+            names={{
+              permission: 'permission',
+              restricted: 'restricted',
+              organizationIDs: 'restriction.organizationIDs',
+            }}
+            grantable={grantableMask(me?.permission ?? 0, self ? user.permission : undefined)}
+            permissionNote={
+              self && <p className="small text-body-secondary">{t('member.ownPermissionHelp')}</p>
+            }
+            organizations={canRestrict ? organizations : null}
+          />
           <FormActions
             busy={update.isPending}
             submitLabel={t('common.save')}
-            cancelLabel={t('common.cancel')}
             cancelTo={paths.memberIndex()}
             testIdPrefix="member"
           />

@@ -1,4 +1,13 @@
 import Form from 'react-bootstrap/Form';
+import {
+  get,
+  useController,
+  useFormState,
+  type Control,
+  type FieldError,
+  type FieldPathByValue,
+  type FieldValues,
+} from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import type { Organization } from '@ukiyo/contract';
 import { translateRef } from '@/lib/i18n.ts';
@@ -7,24 +16,31 @@ import { translateRef } from '@/lib/i18n.ts';
  * Which organizations of the account a member reaches: all of them (an empty list on the wire),
  * or those chosen. Only organizations of the current account can be named.
  */
-export function RestrictionField({
-  restricted,
-  onRestrictedChange,
-  organizationIDs,
-  onOrganizationIDsChange,
+export function RestrictionField<T extends FieldValues, Context, Output>({
+  control,
+  names,
   organizations,
-  error,
 }: {
-  restricted: boolean;
-  onRestrictedChange: (restricted: boolean) => void;
-  organizationIDs: readonly number[];
-  onOrganizationIDsChange: (ids: number[]) => void;
+  control: Control<T, Context, Output>;
+  /** The form's switch between all and chosen organizations, and the chosen ones' IDs. */
+  names: {
+    restricted: FieldPathByValue<T, boolean>;
+    organizationIDs: FieldPathByValue<T, number[] | undefined>;
+  };
   organizations: readonly Organization[];
-  error: string | undefined;
 }) {
   const { t } = useTranslation();
+  const { field: restrictedField } = useController({ control, name: names.restricted });
+  const { field: organizationIDsField } = useController({ control, name: names.organizationIDs });
+  const { errors } = useFormState({ control, name: names.organizationIDs });
+  const restricted = restrictedField.value as boolean;
+  const organizationIDs = (organizationIDsField.value as number[] | undefined) ?? [];
+  // Once all organizations are reached, the chosen ones no longer matter, nor do their checks.
+  const error = restricted
+    ? (get(errors, names.organizationIDs) as FieldError | undefined)?.message
+    : undefined;
   const toggle = (id: number, on: boolean) =>
-    onOrganizationIDsChange(
+    organizationIDsField.onChange(
       on ? [...organizationIDs.filter((other) => other !== id), id] : organizationIDs.filter((o) => o !== id),
     );
   return (
@@ -35,7 +51,7 @@ export function RestrictionField({
         id="member-restriction-all"
         name="member-restriction"
         checked={!restricted}
-        onChange={() => onRestrictedChange(false)}
+        onChange={() => restrictedField.onChange(false)}
         label={t('member.restrictionAll')}
         data-testid="member-restriction-all"
       />
@@ -44,7 +60,7 @@ export function RestrictionField({
         id="member-restriction-selected"
         name="member-restriction"
         checked={restricted}
-        onChange={() => onRestrictedChange(true)}
+        onChange={() => restrictedField.onChange(true)}
         label={t('member.restrictionSelected')}
         data-testid="member-restriction-selected"
       />

@@ -3,10 +3,11 @@ import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
-import { Link, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
 import type { Origin } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { classifyApiError, useApiErrorHandler } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { useDeleteOrigin } from '@/features/origin/api/origin-api.ts';
@@ -63,13 +64,9 @@ function DestroyConfirmation({ origin }: { origin: Origin }) {
             {remove.isPending && <Spinner size="sm" className="me-2" aria-hidden="true" />}
             {t('origin.destroySubmit')}
           </Button>
-          <Link
-            to={paths.originIndex()}
-            className="btn btn-outline-secondary"
-            data-testid="origin-destroy-cancel"
-          >
+          <LinkButton to={paths.originIndex()} variant="outline-secondary" testId="origin-destroy-cancel">
             {t('common.cancel')}
-          </Link>
+          </LinkButton>
         </div>
       </Card.Body>
     </Card>

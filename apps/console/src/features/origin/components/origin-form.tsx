@@ -510,7 +510,6 @@ export function OriginForm({
       <FormActions
         busy={busy}
         submitLabel={submitLabel}
-        cancelLabel={t('common.cancel')}
         cancelTo={paths.originIndex()}
         testIdPrefix="origin"
       />

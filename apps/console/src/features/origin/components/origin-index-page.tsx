@@ -5,6 +5,7 @@ import { isAdministrator, OriginKind, type OperationOutput, type Operations } fr
 import { paths } from '@/app/paths.ts';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { useReportQueryError } from '@/lib/api-errors.ts';
 import { formatUtcDate } from '@/lib/format.ts';
 import { usePlanFeatures } from '@/lib/plan-features.ts';
@@ -60,9 +61,9 @@ export function OriginIndexPage() {
         lead={t('origin.lead')}
         actions={
           !limitReached && (
-            <Link to={paths.originCreate()} className="btn btn-primary" data-testid="origin-create">
+            <LinkButton to={paths.originCreate()} variant="primary" testId="origin-create">
               {t('origin.create')}
-            </Link>
+            </LinkButton>
           )
         }
       />
@@ -122,38 +123,42 @@ export function OriginIndexPage() {
             </td>
             <td className="text-end text-nowrap">
               <div className="d-inline-flex flex-wrap flex-md-nowrap justify-content-end gap-1">
-                <Link
+                <LinkButton
                   to={paths.originUpdate(origin.originID)}
-                  className="btn btn-sm btn-outline-primary"
-                  data-testid="origin-update"
+                  variant="outline-primary"
+                  size="sm"
+                  testId="origin-update"
                 >
                   {t('common.edit')}
-                </Link>
+                </LinkButton>
                 {!limitReached && (
-                  <Link
+                  <LinkButton
                     to={paths.originCopy(origin.originID)}
-                    className="btn btn-sm btn-outline-secondary"
-                    data-testid="origin-copy"
+                    variant="outline-secondary"
+                    size="sm"
+                    testId="origin-copy"
                   >
                     {t('origin.copy')}
-                  </Link>
+                  </LinkButton>
                 )}
                 {hasCustomDomain(origin) && (
-                  <Link
+                  <LinkButton
                     to={paths.originCert(origin.originID)}
-                    className="btn btn-sm btn-outline-secondary"
-                    data-testid="origin-cert"
+                    variant="outline-secondary"
+                    size="sm"
+                    testId="origin-cert"
                   >
                     {t('origin.certificate')}
-                  </Link>
+                  </LinkButton>
                 )}
-                <Link
+                <LinkButton
                   to={paths.originDestroy(origin.originID)}
-                  className="btn btn-sm btn-outline-danger"
-                  data-testid="origin-destroy"
+                  variant="outline-danger"
+                  size="sm"
+                  testId="origin-destroy"
                 >
                   {t('common.delete')}
-                </Link>
+                </LinkButton>
               </div>
             </td>
           </tr>

@@ -5,6 +5,7 @@ import { hasPermission, Permission } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { callApi } from '@/lib/api-client.ts';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { useSession } from '@/lib/session.ts';
@@ -54,13 +55,14 @@ export function PreviewPage() {
           resolveUrls={resolveUrls}
           actions={(url, originKey) =>
             hasPermission(permission, Permission.cache) && (
-              <Link
+              <LinkButton
                 to={`${paths.cache()}?${new URLSearchParams({ origin: originKey, url })}`}
-                className="btn btn-sm btn-outline-secondary"
-                data-testid="preview-cache-link"
+                variant="outline-secondary"
+                size="sm"
+                testId="preview-cache-link"
               >
                 {t('preview.toCache')}
-              </Link>
+              </LinkButton>
             )
           }
         />

@@ -6,6 +6,7 @@ import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { isAdministrator } from '@ukiyo/contract';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
+import { useConfirmation } from '@/lib/use-confirmation.ts';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
@@ -140,19 +141,17 @@ export function StatusPage() {
   useReportQueryError(list.error);
   // undefined: no form; null: a new event.
   const [editing, setEditing] = useState<Event | null | undefined>(undefined);
-  const [deleting, setDeleting] = useState<Event | null>(null);
+  const deleting = useConfirmation<Event>();
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    try {
-      await remove.mutateAsync({ statusEventID: deleting.statusEventID });
-      flash.now({ variant: 'success', key: 'status.deleted', action: 'status' });
-    } catch (error) {
-      handleError(error, { action: 'status' });
-    } finally {
-      setDeleting(null);
-    }
-  };
+  const confirmDelete = () =>
+    deleting.confirm(async (event) => {
+      try {
+        await remove.mutateAsync({ statusEventID: event.statusEventID });
+        flash.now({ variant: 'success', key: 'status.deleted', action: 'status' });
+      } catch (error) {
+        handleError(error, { action: 'status' });
+      }
+    });
 
   const events = list.data?.events ?? [];
   const incidents = events.filter((event) => event.kind === 'incident');
@@ -190,28 +189,24 @@ export function StatusPage() {
           </Alert>
           <p className="small text-body-secondary">{t('status.timeNote')}</p>
           <div className="row g-4">
-            <div className="col-lg-6">
-              <EventSection
-                title={t('status.incidents')}
-                events={incidents}
-                empty={t('status.noIncidents')}
-                testId="status-incidents"
-                admin={admin}
-                onEdit={setEditing}
-                onDelete={setDeleting}
-              />
-            </div>
-            <div className="col-lg-6">
-              <EventSection
-                title={t('status.maintenance')}
-                events={maintenance}
-                empty={t('status.noMaintenance')}
-                testId="status-maintenance"
-                admin={admin}
-                onEdit={setEditing}
-                onDelete={setDeleting}
-              />
-            </div>
+            {[
+              {
+                title: t('status.incidents'),
+                events: incidents,
+                empty: t('status.noIncidents'),
+                testId: 'status-incidents',
+              },
+              {
+                title: t('status.maintenance'),
+                events: maintenance,
+                empty: t('status.noMaintenance'),
+                testId: 'status-maintenance',
+              },
+            ].map((section) => (
+              <div key={section.testId} className="col-lg-6">
+                <EventSection {...section} admin={admin} onEdit={setEditing} onDelete={deleting.ask} />
+              </div>
+            ))}
           </div>
         </>
       )}
@@ -223,15 +218,14 @@ export function StatusPage() {
         />
       )}
       <ConfirmModal
-        show={deleting !== null}
+        {...deleting.modal}
         title={t('status.deleteTitle')}
         confirmLabel={t('common.delete')}
         busy={remove.isPending}
         testId="status-delete"
         onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
       >
-        {t('status.deleteConfirm', { title: deleting?.title ?? '' })}
+        {t('status.deleteConfirm', { title: deleting.target?.title ?? '' })}
       </ConfirmModal>
     </>
   );

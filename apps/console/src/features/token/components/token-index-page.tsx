@@ -4,12 +4,12 @@ import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import type { OperationOutput, Operations } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { classifyApiError, useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
@@ -90,16 +90,12 @@ export function TokenIndexPage() {
         lead={t('token.lead')}
         actions={
           <>
-            <Link
-              to={paths.apiReference()}
-              className="btn btn-outline-secondary"
-              data-testid="token-api-reference"
-            >
+            <LinkButton to={paths.apiReference()} variant="outline-secondary" testId="token-api-reference">
               {t('token.apiReference')}
-            </Link>
-            <Link to={paths.tokenNew()} className="btn btn-primary" data-testid="token-new">
+            </LinkButton>
+            <LinkButton to={paths.tokenNew()} variant="primary" testId="token-new">
               {t('token.issue')}
-            </Link>
+            </LinkButton>
           </>
         }
       />

@@ -6,7 +6,6 @@ import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useController, useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import {
   isAdministrator,
   operations,
@@ -26,6 +25,7 @@ import { flash } from '@/lib/flash.ts';
 import { tokenGrantableMask, withBit } from '@/lib/permission-choices.ts';
 import { useSession } from '@/lib/session.ts';
 import { useAddToken } from '@/features/token/api/token-api.ts';
+import { LinkButton } from '@/components/link-button.tsx';
 
 type Issued = OperationOutput<Operations['auth_token.add']>;
 
@@ -125,9 +125,9 @@ function IssuedToken({ issued, onAnother }: { issued: Issued; onAnother: () => v
           </dd>
         </dl>
         <div className="d-flex gap-2">
-          <Link to={paths.tokenIndex()} className="btn btn-primary" data-testid="token-back">
+          <LinkButton to={paths.tokenIndex()} variant="primary" testId="token-back">
             {t('token.backToList')}
-          </Link>
+          </LinkButton>
           <Button variant="outline-secondary" onClick={onAnother} data-testid="token-issue-another">
             {t('token.issueAnother')}
           </Button>
@@ -205,7 +205,6 @@ export function TokenNewPage() {
               <FormActions
                 busy={add.isPending}
                 submitLabel={t('token.issueSubmit')}
-                cancelLabel={t('common.cancel')}
                 cancelTo={paths.tokenIndex()}
                 testIdPrefix="token"
               />

@@ -1,8 +1,8 @@
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import { Permission, hasPermission } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { useSession } from '@/lib/session.ts';
 import { PlanUsagePanel } from './plan-usage-panel.tsx';
 import { UsagePanel } from './usage-panel.tsx';
@@ -19,13 +19,9 @@ export function DashboardPage() {
         lead={t('usage.dashboardLead')}
         actions={
           canSeeStatistics && (
-            <Link
-              to={paths.statistics()}
-              className="btn btn-outline-primary"
-              data-testid="dashboard-statistics"
-            >
+            <LinkButton to={paths.statistics()} variant="outline-primary" testId="dashboard-statistics">
               {t(organization?.isLive ? 'usage.openHlsStatistics' : 'usage.openStatistics')}
-            </Link>
+            </LinkButton>
           )
         }
       />

@@ -16,7 +16,7 @@ import { useReportQueryError } from '@/lib/api-errors.ts';
 import { formatBytes, formatCount, monthDays, type YearMonth } from '@/lib/usage-format.ts';
 import { useOriginStatistics, type Granularity } from '@/features/usage/api/usage-api.ts';
 import { EChartFrame, type ChartOption } from './echart-frame.tsx';
-import { UsageFigure } from './usage-figure.tsx';
+import { UsageFigures } from './usage-figure.tsx';
 
 type Statistics = OperationOutput<Operations['statistics.origins']>;
 type Figures = Statistics['total'];
@@ -184,44 +184,36 @@ export function DeliveryAnalytics({ month }: { month: YearMonth }) {
       {statistics.isPending && <LoadingBlock />}
       {figures && data && (
         <Card.Body>
-          <Row className="g-3 mb-3">
-            <UsageFigure
-              xs={12}
-              sm={6}
-              lg={3}
-              label={t('analytics.hitRatio')}
-              value={figures.hitRatio === null ? '–' : percent(figures.hitRatio, 1, language)}
-              testId="analytics-hit-ratio"
-            />
-            <UsageFigure
-              xs={12}
-              sm={6}
-              lg={3}
-              label={t('analytics.saved')}
-              value={formatBytes(figures.savedBytes, language)}
-              note={t('analytics.savedShare', {
-                share: percent(figures.savedBytes, figures.sourceBytes, language),
-              })}
-              testId="analytics-saved"
-            />
-            <UsageFigure
-              xs={12}
-              sm={6}
-              lg={3}
-              label={t('analytics.originBytes')}
-              value={formatBytes(figures.originBytes, language)}
-              testId="analytics-origin-bytes"
-            />
-            <UsageFigure
-              xs={12}
-              sm={6}
-              lg={3}
-              label={t('analytics.errors')}
-              value={formatCount(errorCount, language)}
-              note={t('analytics.errorShare', { share: percent(errorCount, figures.requests, language) })}
-              testId="analytics-errors"
-            />
-          </Row>
+          <UsageFigures
+            className="g-3 mb-3"
+            columns={{ xs: 12, sm: 6, lg: 3 }}
+            figures={[
+              {
+                label: t('analytics.hitRatio'),
+                value: figures.hitRatio === null ? '–' : percent(figures.hitRatio, 1, language),
+                testId: 'analytics-hit-ratio',
+              },
+              {
+                label: t('analytics.saved'),
+                value: formatBytes(figures.savedBytes, language),
+                note: t('analytics.savedShare', {
+                  share: percent(figures.savedBytes, figures.sourceBytes, language),
+                }),
+                testId: 'analytics-saved',
+              },
+              {
+                label: t('analytics.originBytes'),
+                value: formatBytes(figures.originBytes, language),
+                testId: 'analytics-origin-bytes',
+              },
+              {
+                label: t('analytics.errors'),
+                value: formatCount(errorCount, language),
+                note: t('analytics.errorShare', { share: percent(errorCount, figures.requests, language) }),
+                testId: 'analytics-errors',
+              },
+            ]}
+          />
           <Row className="g-3 mb-3">
             <Col xs={12} lg={6}>
               <Breakdown

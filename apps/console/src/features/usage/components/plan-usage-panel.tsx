@@ -8,7 +8,7 @@ import { normalisePlan, PLAN_NAMES } from '@ukiyo/contract';
 import { formatCount, formatGiB, formatMoney, monthDays } from '@/lib/usage-format.ts';
 import { useDashboardUsage } from '@/features/usage/api/usage-api.ts';
 import { DailyChart } from './daily-chart.tsx';
-import { UsageFigure } from './usage-figure.tsx';
+import { UsageFigures } from './usage-figure.tsx';
 
 /** One measure this month: so far against what the plan includes, last month and the projection. */
 function Measure({
@@ -131,22 +131,22 @@ export function PlanUsagePanel() {
           />
         </Row>
         {price && cost && (
-          <Row className="g-3 mb-3">
-            <UsageFigure
-              xs={12}
-              sm={6}
-              label={t('cost.soFar')}
-              value={formatMoney(cost.soFar, price.currency, language)}
-              testId="plan-usage-cost"
-            />
-            <UsageFigure
-              xs={12}
-              sm={6}
-              label={t('cost.projectedCost')}
-              value={formatMoney(cost.projected, price.currency, language)}
-              testId="plan-usage-projected-cost"
-            />
-          </Row>
+          <UsageFigures
+            className="g-3 mb-3"
+            columns={{ xs: 12, sm: 6 }}
+            figures={[
+              {
+                label: t('cost.soFar'),
+                value: formatMoney(cost.soFar, price.currency, language),
+                testId: 'plan-usage-cost',
+              },
+              {
+                label: t('cost.projectedCost'),
+                value: formatMoney(cost.projected, price.currency, language),
+                testId: 'plan-usage-projected-cost',
+              },
+            ]}
+          />
         )}
         <DailyChart
           days={days}

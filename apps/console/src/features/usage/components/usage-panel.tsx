@@ -1,5 +1,4 @@
 import Card from 'react-bootstrap/Card';
-import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { useReportQueryError } from '@/lib/api-errors.ts';
@@ -7,7 +6,7 @@ import { formatUtcDate } from '@/lib/format.ts';
 import { useSession } from '@/lib/session.ts';
 import { formatCount, formatGiB, splitDuration } from '@/lib/usage-format.ts';
 import { useDashboardUsage } from '@/features/usage/api/usage-api.ts';
-import { UsageFigure } from './usage-figure.tsx';
+import { UsageFigures, type Figure } from './usage-figure.tsx';
 
 /**
  * The dashboard's monthly usage (console-spec section 3, "Dashboard usage"): the current billing
@@ -24,6 +23,36 @@ export function UsagePanel() {
   // The period's end is exclusive: its last day is the day before.
   const lastDay = data ? new Date(new Date(data.billingPeriod.to).getTime() - 86_400_000).toISOString() : '';
   const duration = splitDuration(data?.liveConnectedSeconds ?? 0);
+  const figures: Figure[] = data
+    ? [
+        { label: t('usage.requests'), value: formatCount(data.requests, language), testId: 'usage-requests' },
+        {
+          label: t('usage.outbound'),
+          value: formatGiB(data.outboundBytes, language),
+          unit: 'GiB',
+          testId: 'usage-outbound',
+        },
+        ...(organization?.isLive
+          ? [
+              {
+                label: t('usage.liveConnected'),
+                value: t('usage.duration', duration),
+                testId: 'usage-live-seconds',
+              },
+              {
+                label: t('usage.webrtcCumulative'),
+                value: formatCount(data.webrtcCumulative, language),
+                testId: 'usage-webrtc',
+              },
+              {
+                label: t('usage.maxConcurrent'),
+                value: formatCount(data.maxConcurrentConnections, language),
+                testId: 'usage-max-concurrent',
+              },
+            ]
+          : []),
+      ]
+    : [];
   return (
     <Card className="shadow-sm border-0 mb-4" data-testid="usage-panel">
       <Card.Header className="bg-body d-flex flex-wrap justify-content-between align-items-baseline gap-2">
@@ -41,53 +70,7 @@ export function UsagePanel() {
         {usage.isPending && <LoadingBlock />}
         {data && (
           <>
-            <Row className="g-3">
-              <UsageFigure
-                xs={12}
-                sm={6}
-                lg
-                label={t('usage.requests')}
-                value={formatCount(data.requests, language)}
-                testId="usage-requests"
-              />
-              <UsageFigure
-                xs={12}
-                sm={6}
-                lg
-                label={t('usage.outbound')}
-                value={formatGiB(data.outboundBytes, language)}
-                unit="GiB"
-                testId="usage-outbound"
-              />
-              {organization?.isLive && (
-                <>
-                  <UsageFigure
-                    xs={12}
-                    sm={6}
-                    lg
-                    label={t('usage.liveConnected')}
-                    value={t('usage.duration', duration)}
-                    testId="usage-live-seconds"
-                  />
-                  <UsageFigure
-                    xs={12}
-                    sm={6}
-                    lg
-                    label={t('usage.webrtcCumulative')}
-                    value={formatCount(data.webrtcCumulative, language)}
-                    testId="usage-webrtc"
-                  />
-                  <UsageFigure
-                    xs={12}
-                    sm={6}
-                    lg
-                    label={t('usage.maxConcurrent')}
-                    value={formatCount(data.maxConcurrentConnections, language)}
-                    testId="usage-max-concurrent"
-                  />
-                </>
-              )}
-            </Row>
+            <UsageFigures figures={figures} columns={{ xs: 12, sm: 6, lg: true }} />
             <p className="small text-body-secondary mt-3 mb-0" data-testid="usage-utc-note">
               {t('usage.utcNote')}
             </p>

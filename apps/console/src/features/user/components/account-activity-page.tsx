@@ -8,7 +8,6 @@ import Form from 'react-bootstrap/Form';
 import Row from 'react-bootstrap/Row';
 import Spinner from 'react-bootstrap/Spinner';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import {
   AUDIT_CHANGE_KINDS,
   AUDIT_SESSION_KINDS,
@@ -19,6 +18,7 @@ import {
 import { paths } from '@/app/paths.ts';
 import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useSession } from '@/lib/session.ts';
@@ -164,9 +164,9 @@ export function AccountActivityPage() {
         title={t('title.userActivity')}
         lead={t(scope === 'organization' ? 'activity.organizationLead' : 'activity.ownLead')}
         actions={
-          <Link to={paths.userUpdate()} className="btn btn-outline-secondary" data-testid="activity-back">
+          <LinkButton to={paths.userUpdate()} variant="outline-secondary" testId="activity-back">
             {t('activity.back')}
-          </Link>
+          </LinkButton>
         }
       />
       <Card className="shadow-sm border-0">

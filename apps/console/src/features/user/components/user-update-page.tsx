@@ -1,9 +1,9 @@
 import Col from 'react-bootstrap/Col';
 import Row from 'react-bootstrap/Row';
 import { useTranslation } from 'react-i18next';
-import { Link } from 'react-router';
 import { paths } from '@/app/paths.ts';
 import { PageHeader } from '@/components/page-header.tsx';
+import { LinkButton } from '@/components/link-button.tsx';
 import { useSession } from '@/lib/session.ts';
 import { ActivityTable } from './activity-table.tsx';
 import { PasswordSection } from './password-section.tsx';
@@ -38,13 +38,14 @@ export function UserUpdatePage() {
             title={t('title.userActivity')}
             lead={t('activity.lead')}
             actions={
-              <Link
+              <LinkButton
                 to={paths.userActivity()}
-                className="btn btn-sm btn-outline-secondary"
-                data-testid="activity-more"
+                variant="outline-secondary"
+                size="sm"
+                testId="activity-more"
               >
                 {t('activity.more')}
-              </Link>
+              </LinkButton>
             }
           >
             <ActivityTable limit={RECENT_ACTIVITY} />
