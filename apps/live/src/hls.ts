@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { clientAddress, type Config } from '@ukiyo/server';
+import { addressOf, clientAddress, type Config } from '@ukiyo/server';
 import type { LiveEnv } from './api.ts';
 import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
+import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
 const PLAYLIST = 'application/vnd.apple.mpegurl';
@@ -29,14 +31,60 @@ type Source = 'local' | 'peer';
 interface Answer {
   status: number;
   body: Uint8Array;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
 }
 
+/** Every answer is read by players on other origins, its timing too. */
+const CROSS_ORIGIN = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' } as const;
+const IMMUTABLE = 'public, max-age=86400, immutable';
+/** Answers' headers, made once rather than per request. */
+const HEADERS = {
+  text: { 'Content-Type': 'text/plain; charset=UTF-8', ...CROSS_ORIGIN },
+  playlist: { 'Content-Type': PLAYLIST, 'Cache-Control': 'public, max-age=1', ...CROSS_ORIGIN },
+  // A blocking reload's URL names one version of the playlist: it may be cached a while.
+  blockingPlaylist: { 'Content-Type': PLAYLIST, 'Cache-Control': 'public, max-age=60', ...CROSS_ORIGIN },
+  mp4: { 'Content-Type': 'video/mp4', 'Cache-Control': IMMUTABLE, ...CROSS_ORIGIN },
+  ts: { 'Content-Type': 'video/mp2t', 'Cache-Control': IMMUTABLE, ...CROSS_ORIGIN },
+} as const;
+
 function text(status: number, message: string): Answer {
-  return { status, body: Buffer.from(message), headers: { 'Content-Type': 'text/plain; charset=UTF-8' } };
+  return { status, body: Buffer.from(message), headers: HEADERS.text };
 }
 
 const NOT_FOUND = text(404, 'not found');
+/** As the app's onError answers. */
+const INTERNAL_ERROR: Answer = {
+  status: 500,
+  body: Buffer.from(JSON.stringify({ ok: false, error: 'internal error' })),
+  headers: { 'Content-Type': 'application/json', ...CROSS_ORIGIN },
+};
+
+/** What the route's path says: `:file` is `master.m3u8` or `{index}/{name}`. */
+const CHANNEL = '[0-9a-f]{1,64}';
+const FILE =
+  'master\\.m3u8|[0-9]{1,2}/(?:index\\.m3u8|seg[0-9]{1,9}\\.(?:ts|m4s)|part[0-9]{1,9}\\.m4s|init\\.mp4)';
+/** The route's path and query as the fast path reads a request's raw URL. */
+const FAST_PATH = new RegExp(`^/hls/(${CHANNEL})/(${CHANNEL})/(${FILE})(?:\\?(.*))?$`);
+
+/** One HLS request, however it arrived. */
+interface HlsRequest {
+  channelId: string;
+  connectionId: string;
+  file: string;
+  /** Address and user agent: the unit of the waiting caps and of viewers. */
+  client: string;
+  query: { msn: string | undefined; part: string | undefined };
+  /** Passed on by a peer live process. */
+  fromPeerProcess: boolean;
+  /** The path and query to pass on to a peer. */
+  target: () => string;
+}
+
+/**
+ * Takes a request before Hono when it can answer it alone (true), else leaves it (false).
+ * See mountHls.
+ */
+export type HlsFastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** Counts of waiting requests by key, each bounded. */
 class WaitingCounts {
@@ -58,18 +106,19 @@ class WaitingCounts {
   }
 }
 
-/** Resolves true once `ready()` holds (checked at each new part), false after `timeoutMs`. */
-function waitFor(rendition: LowLatencyRendition, ready: () => boolean, timeoutMs: number): Promise<boolean> {
-  if (ready()) return Promise.resolve(true);
+/**
+ * Resolves true once `subscribe`'s wake comes (the rendition reached what was asked), false
+ * after `timeoutMs`.
+ */
+function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = (reached: boolean) => {
+    const timer = setTimeout(() => {
+      cancel();
+      resolve(false);
+    }, timeoutMs);
+    const cancel = subscribe(() => {
       clearTimeout(timer);
-      unsubscribe();
-      resolve(reached);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    const unsubscribe = rendition.onChange(() => {
-      if (ready()) done(true);
+      resolve(true);
     });
   });
 }
@@ -92,6 +141,12 @@ function directive(value: string | undefined): number | undefined | null {
  * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
  * `_HLS_msn` / `_HLS_part`, and a request for the preload-hinted part waits for it. Encrypted
  * channels keep the MPEG-TS playlists ffmpeg writes.
+ *
+ * A viewer makes about six requests a second (a blocking reload and a part per part), so the
+ * route is also served without Hono: the returned fast path takes the GETs of channels known to
+ * need no playback token straight from the HTTP server (no Request/Response objects, no
+ * middleware), and answers them exactly as the route does. Others (tokens, HEAD, channels not
+ * looked up lately, paths only Hono's decoding matches) go through Hono.
  */
 export function mountHls(
   app: Hono<LiveEnv>,
@@ -100,36 +155,38 @@ export function mountHls(
     usage: LiveUsage;
     metrics: LiveMetrics;
     viewers: ViewerTracker;
+    playbackKeys: PlaybackKeys;
     config: Config;
     log: Logger;
   },
-): void {
-  const { core, usage, metrics, viewers, config, log } = deps;
+): HlsFastPath {
+  const { core, usage, metrics, viewers, playbackKeys, config, log } = deps;
+  // Set before the answer is made, so that it is made with them (set after, Hono makes it again).
   app.use('/hls/*', async (c, next) => {
+    for (const [name, value] of Object.entries(CROSS_ORIGIN)) c.header(name, value);
     await next();
-    c.header('Access-Control-Allow-Origin', '*');
-    c.header('Timing-Allow-Origin', '*');
   });
 
   const waitingPerClient = new WaitingCounts(MAX_WAITING_PER_CLIENT);
   const waitingPerChannel = new WaitingCounts(MAX_WAITING_PER_CHANNEL);
 
-  /** Waits, within the caps, for `ready`: undefined once it holds, else the answer saying why not. */
+  /**
+   * Waits, within the caps, for `subscribe`'s wake (the caller checked it is not there yet):
+   * undefined once it comes, else the answer saying why not.
+   */
   const hold = async (
     channelId: string,
     client: string,
-    rendition: LowLatencyRendition,
-    ready: () => boolean,
+    subscribe: (wake: () => void) => () => void,
     timeoutMs: number,
   ): Promise<Answer | undefined> => {
-    if (ready()) return undefined;
     if (!waitingPerChannel.take(channelId)) return text(429, 'too many waiting requests for this channel');
     if (!waitingPerClient.take(client)) {
       waitingPerChannel.release(channelId);
       return text(429, 'too many waiting requests from this client');
     }
     try {
-      return (await waitFor(rendition, ready, timeoutMs)) ? undefined : text(503, 'not produced in time');
+      return (await waitFor(subscribe, timeoutMs)) ? undefined : text(503, 'not produced in time');
     } finally {
       waitingPerClient.release(client);
       waitingPerChannel.release(channelId);
@@ -151,17 +208,17 @@ export function mountHls(
     if (msn !== undefined) {
       const newest = rendition.position?.msn ?? -1;
       if (msn > newest + 2) return text(400, '_HLS_msn is more than two segments ahead of the playlist');
+    }
+    if (msn !== undefined && !rendition.reached(msn, part)) {
       const refused = await hold(
         channelId,
         client,
-        rendition,
-        () => rendition.reached(msn, part),
+        (wake) => rendition.whenReached(msn, part, wake),
         3 * targetDuration * 1000,
       );
       if (refused) return refused;
     }
-    const playlist = rendition.playlist();
-    return playlist === undefined ? undefined : Buffer.from(playlist);
+    return rendition.playlistBytes();
   };
 
   /** An LL-HLS file from memory, or undefined when it is not there. */
@@ -180,8 +237,7 @@ export function mountHls(
       const refused = await hold(
         channelId,
         client,
-        rendition,
-        () => rendition.hintedPart !== part,
+        (wake) => rendition.whenPart(part, wake),
         MAX_BLOCKING_MS,
       );
       if (refused) return refused;
@@ -215,18 +271,13 @@ export function mountHls(
       if (!found) return undefined;
       if (!(found instanceof Uint8Array)) return found;
       usage.hls(channelId, served.organizationId, found.length, client);
-      const playlist = name === 'index.m3u8';
-      return {
-        status: 200,
-        body: found,
-        headers: {
-          'Content-Type': playlist ? PLAYLIST : 'video/mp4',
-          // A blocking reload's URL names one version of the playlist: it may be cached a while.
-          'Cache-Control': playlist
-            ? `public, max-age=${query.msn === undefined ? 1 : 60}`
-            : 'public, max-age=86400, immutable',
-        },
-      };
+      const headers =
+        name !== 'index.m3u8'
+          ? HEADERS.mp4
+          : query.msn === undefined
+            ? HEADERS.playlist
+            : HEADERS.blockingPlaylist;
+      return { status: 200, body: found, headers };
     }
     const data = await readFile(join(served.dir, connectionId, 'hls', file)).catch(() => undefined);
     if (!data) return undefined;
@@ -236,15 +287,7 @@ export function mountHls(
       if (rendition) body = Buffer.from(decorateMediaPlaylist(data.toString('utf8'), rendition));
     }
     usage.hls(channelId, served.organizationId, body.length, client);
-    const playlist = file.endsWith('.m3u8');
-    return {
-      status: 200,
-      body,
-      headers: {
-        'Content-Type': playlist ? PLAYLIST : 'video/mp2t',
-        'Cache-Control': playlist ? 'public, max-age=1' : 'public, max-age=86400, immutable',
-      },
-    };
+    return { status: 200, body, headers: file.endsWith('.m3u8') ? HEADERS.playlist : HEADERS.ts };
   };
 
   /** The answer of the peer process holding the channel, or undefined when none does. */
@@ -260,7 +303,7 @@ export function mountHls(
         headers: { [PEER_HEADER]: '1' },
         signal: AbortSignal.timeout(PEER_TIMEOUT_MS + (blocking ? MAX_BLOCKING_MS : 0)),
       });
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = { ...CROSS_ORIGIN };
       for (const name of ['content-type', 'cache-control']) {
         const value = answer.headers.get(name);
         if (value) headers[name] = value;
@@ -268,45 +311,82 @@ export function mountHls(
       return { status: answer.status, body: new Uint8Array(await answer.arrayBuffer()), headers };
     } catch (error) {
       log.warn({ err: error, channelId, peer }, 'peer live process did not answer an HLS request');
-      return {
-        status: 502,
-        body: Buffer.from('the live process holding this channel did not answer'),
-        headers: { 'Content-Type': 'text/plain; charset=UTF-8' },
-      };
+      return text(502, 'the live process holding this channel did not answer');
     }
   };
 
-  app.get(
-    '/hls/:channel{[0-9a-f]{1,64}}/:connection{[0-9a-f]{1,64}}/:file{master\\.m3u8|[0-9]{1,2}/(?:index\\.m3u8|seg[0-9]{1,9}\\.(?:ts|m4s)|part[0-9]{1,9}\\.m4s|init\\.mp4)}',
-    async (c) => {
-      const started = performance.now();
-      const channelId = c.req.param('channel');
-      const file = c.req.param('file');
-      const fromPeerProcess = c.req.header(PEER_HEADER) !== undefined;
-      let source: Source = 'local';
-      const client = `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`;
-      const query = { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') };
-      let answer = await local(channelId, c.req.param('connection'), file, client, query);
-      if (!answer && !fromPeerProcess) {
-        source = 'peer';
-        const search = new URL(c.req.url).search;
-        // Every LL-HLS request may wait there (blocking reloads, the hinted part).
-        answer = await fromPeer(channelId, `${c.req.path}${search}`, !file.endsWith('.ts'));
-      }
-      answer ??= NOT_FOUND;
-      const playlist = file.endsWith('.m3u8');
-      // Viewers and bytes are counted where the viewer's request arrived, once.
-      if (!fromPeerProcess && answer.status === 200) {
-        if (playlist) viewers.seen(channelId, client);
-        metrics.hlsBytes.inc(answer.body.length);
-      }
-      metrics.hlsRequests.inc({
-        kind: playlist ? 'playlist' : 'segment',
-        status: String(answer.status),
-        source,
-      });
-      metrics.hlsDuration.observe({ source }, (performance.now() - started) / 1000);
-      return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200, answer.headers);
-    },
-  );
+  /** Answers, counts and measures one request. */
+  const serve = async (request: HlsRequest): Promise<Answer> => {
+    const started = performance.now();
+    const { channelId, file, client, fromPeerProcess } = request;
+    let source: Source = 'local';
+    let answer = await local(channelId, request.connectionId, file, client, request.query);
+    if (!answer && !fromPeerProcess) {
+      source = 'peer';
+      // Every LL-HLS request may wait there (blocking reloads, the hinted part).
+      answer = await fromPeer(channelId, request.target(), !file.endsWith('.ts'));
+    }
+    answer ??= NOT_FOUND;
+    const playlist = file.endsWith('.m3u8');
+    // Viewers and bytes are counted where the viewer's request arrived, once.
+    if (!fromPeerProcess && answer.status === 200) {
+      if (playlist) viewers.seen(channelId, client);
+      metrics.hlsBytes.inc(answer.body.length);
+    }
+    metrics.hlsRequests.inc({
+      kind: playlist ? 'playlist' : 'segment',
+      status: String(answer.status),
+      source,
+    });
+    metrics.hlsDuration.observe({ source }, (performance.now() - started) / 1000);
+    return answer;
+  };
+
+  app.get(`/hls/:channel{${CHANNEL}}/:connection{${CHANNEL}}/:file{${FILE}}`, async (c) => {
+    const answer = await serve({
+      channelId: c.req.param('channel'),
+      connectionId: c.req.param('connection'),
+      file: c.req.param('file'),
+      client: `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`,
+      query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') },
+      fromPeerProcess: c.req.header(PEER_HEADER) !== undefined,
+      target: () => `${c.req.path}${new URL(c.req.url).search}`,
+    });
+    return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200, { ...answer.headers });
+  });
+
+  return (req, res) => {
+    const match = req.method === 'GET' ? FAST_PATH.exec(req.url ?? '') : null;
+    if (!match || !playbackKeys.knownOpen(match[1]!)) return false;
+    const [url, channelId, connectionId, file, search] = match as [string, string, string, string, string?] &
+      RegExpExecArray;
+    const query = search === undefined ? undefined : new URLSearchParams(search);
+    const { headers } = req;
+    // Node joins repeated headers into one string (set-cookie aside), as Fetch's Headers do.
+    const forwardedFor = headers['x-forwarded-for'] as string | undefined;
+    const address = addressOf(forwardedFor, req.socket.remoteAddress, config);
+    serve({
+      channelId,
+      connectionId,
+      file,
+      client: `${address} ${headers['user-agent'] ?? ''}`,
+      query: { msn: query?.get('_HLS_msn') ?? undefined, part: query?.get('_HLS_part') ?? undefined },
+      fromPeerProcess: headers[PEER_HEADER] !== undefined,
+      target: () => url,
+    }).then(
+      (answer) => send(res, answer),
+      (error: unknown) => {
+        log.error({ err: error }, 'live request failed');
+        send(res, INTERNAL_ERROR);
+      },
+    );
+    return true;
+  };
+}
+
+function send(response: ServerResponse, answer: Answer): void {
+  // Headers given to writeHead are sent as they are: end() adds no length to them.
+  response
+    .writeHead(answer.status, { ...answer.headers, 'Content-Length': answer.body.length })
+    .end(answer.body);
 }

@@ -1,8 +1,8 @@
-import type { Server } from 'node:http';
 import type { Server as NetServer } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
-import { createAdaptorServer } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { guardedAgents } from '@ukiyo/edge';
@@ -17,7 +17,7 @@ import {
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore, type LiveTimings } from './core.ts';
 import { mountHls } from './hls.ts';
-import { hlsPlaybackTokens } from './playback-tokens.ts';
+import { hlsPlaybackTokens, PlaybackKeys } from './playback-tokens.ts';
 import type { RtmpTimings } from './ingest/rtmp.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';
 import { createRtmpServers } from './rtmp.ts';
@@ -148,14 +148,26 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   });
   mountWhip(app, liveAuth(deps, 'whip'), core);
   mountWhep(app, core);
-  app.use('/hls/*', hlsPlaybackTokens(deps.db, deps.secrets));
-  mountHls(app, { core, usage, metrics, viewers, config: deps.config, log });
+  const playbackKeys = new PlaybackKeys(deps.db, deps.secrets);
+  app.use('/hls/*', hlsPlaybackTokens(playbackKeys));
+  const hlsFastPath = mountHls(app, {
+    core,
+    usage,
+    metrics,
+    viewers,
+    playbackKeys,
+    config: deps.config,
+    log,
+  });
   mountLiveApi(app, deps, liveAuth(deps, 'live'), core);
   app.onError((error, c) => {
     log.error({ err: error }, 'live request failed');
     return c.json({ ok: false, error: 'internal error' }, 500);
   });
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const honoListener = getRequestListener(app.fetch);
+  const server = createServer((request, response) => {
+    if (!hlsFastPath(request, response)) void honoListener(request, response);
+  });
   const rtmp = createRtmpServers(deps, core, options.rtmp, log);
   const signaling = mountSoraSignaling(server, deps, core, log, options.sora);
   const srt = createSrtFront(deps, core, options.srt, log);

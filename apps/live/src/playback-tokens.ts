@@ -40,6 +40,42 @@ export function playbackKey(secrets: SecretBox, channel: Pick<ChannelRow, 'setti
 /** How long a channel's need for tokens is remembered by the HLS check (it never changes). */
 const KEY_CACHE_MS = 10_000;
 
+/** Channels' playback keys as the HLS check needs them, briefly remembered. */
+export class PlaybackKeys {
+  private readonly keys = new Map<string, { key: Buffer | undefined; until: number }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  async keyOf(channelId: string): Promise<Buffer | undefined> {
+    const known = this.keys.get(channelId);
+    if (known && known.until > Date.now()) return known.key;
+    const row = await this.db
+      .selectFrom('channels')
+      .select('settings')
+      .where('id', '=', channelId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    const key = row && playbackKey(this.secrets, row);
+    // Bounded against scans of ids; expired entries go as they are looked up again.
+    if (this.keys.size > 10_000) this.keys.clear();
+    this.keys.set(channelId, { key, until: Date.now() + KEY_CACHE_MS });
+    return key;
+  }
+
+  /**
+   * Whether the channel is known, without asking the database, to need no token: the HLS
+   * serving's fast path (hls.ts) takes only such channels' requests and leaves the others,
+   * and those of channels not looked up lately, to the check.
+   */
+  knownOpen(channelId: string, now = Date.now()): boolean {
+    const known = this.keys.get(channelId);
+    return known !== undefined && known.key === undefined && known.until > now;
+  }
+}
+
 /**
  * HLS of channels created with playback_token_required: every playlist and segment request
  * carries `?token=`. hls.js and other players resolve a playlist's relative URIs without its
@@ -47,27 +83,11 @@ const KEY_CACHE_MS = 10_000;
  * URI attributes of its tags (RFC 8216 4.1), but not EXT-X-KEY's, which is the customer's key
  * server. The playlist's text is otherwise left as the packager wrote it.
  */
-export function hlsPlaybackTokens(db: Db, secrets: SecretBox): MiddlewareHandler<LiveEnv> {
-  const keys = new Map<string, { key: Buffer | undefined; until: number }>();
-  const keyOf = async (channelId: string) => {
-    const known = keys.get(channelId);
-    if (known && known.until > Date.now()) return known.key;
-    const row = await db
-      .selectFrom('channels')
-      .select('settings')
-      .where('id', '=', channelId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    const key = row && playbackKey(secrets, row);
-    // Bounded against scans of ids; expired entries go as they are looked up again.
-    if (keys.size > 10_000) keys.clear();
-    keys.set(channelId, { key, until: Date.now() + KEY_CACHE_MS });
-    return key;
-  };
+export function hlsPlaybackTokens(keys: PlaybackKeys): MiddlewareHandler<LiveEnv> {
   return async (c, next) => {
     const channelId = c.req.path.split('/')[2] ?? '';
     if (!/^[0-9a-f]{1,64}$/.test(channelId)) return next();
-    const key = await keyOf(channelId);
+    const key = await keys.keyOf(channelId);
     if (!key) return next();
     const token = c.req.query('token') ?? '';
     if (!verifyPlaybackToken(key, channelId, token)) {

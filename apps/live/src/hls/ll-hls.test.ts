@@ -77,17 +77,45 @@ describe('LL-HLS rendition', () => {
     expect(packager.reached(1, undefined)).toBe(false);
     // Part 9 of segment 0 (which has five) means the next segment's first: there already.
     expect(packager.reached(0, 9)).toBe(true);
-    const changes: number[] = [];
-    const unsubscribe = packager.onChange(() => changes.push(packager.position!.part));
+    // Waiters are woken once, when what they wait for is there; a cancelled one never.
+    const woken: string[] = [];
+    const wait = (name: string, msn: number, part: number | undefined) =>
+      packager.whenReached(msn, part, () => woken.push(`${name} at ${packager.position!.part}`));
+    wait('part 2', 1, 2);
+    wait('part 2 again', 1, 2);
+    wait('part 3', 1, 3);
+    wait('segment 1', 1, undefined);
+    wait('cancelled', 1, 2)();
     feed(packager, 1, 7);
-    unsubscribe();
+    expect(woken).toEqual(['part 2 at 2', 'part 2 again at 2']);
     feed(packager, 1, 8);
-    expect(changes).toEqual([2]);
+    expect(woken.slice(2)).toEqual(['part 3 at 3']);
     expect(packager.reached(1, 2)).toBe(true);
     packager.end();
+    // The end satisfies every wait.
+    expect(woken.slice(3)).toEqual(['segment 1 at 3']);
     expect(packager.reached(9, 0)).toBe(true);
     expect(packager.playlist()).toMatch(/#EXTINF:0\.8,\nseg1\.m4s\n#EXT-X-ENDLIST$/);
     expect(packager.hintedPart).toBeUndefined();
+  });
+
+  it('wakes a wait for the hinted part when it is produced, and one for a segment when it completes', () => {
+    const packager = rendition();
+    packager.push(init());
+    feed(packager, 4);
+    const woken: string[] = [];
+    packager.whenPart(packager.hintedPart!, () => woken.push(`part ${packager.part(4) ? 4 : 'none'}`));
+    packager.whenPart(5, () => woken.push('part 5'));
+    packager.whenReached(0, undefined, () =>
+      woken.push(`segment 0 ${packager.segment(0) ? 'complete' : 'open'}`),
+    );
+    feed(packager, 1, 4);
+    expect(woken).toEqual(['part 4']);
+    // Part 5 starts segment 1: its keyframe completes segment 0 before the part is full.
+    packager.push(fragment({ startTime: 30 * FRAME, durations: [FRAME], sync: true }));
+    expect(woken).toEqual(['part 4', 'segment 0 complete']);
+    feed(packager, 1, 5);
+    expect(woken).toEqual(['part 4', 'segment 0 complete', 'part 5']);
   });
 
   it('completes a segment as its next keyframe arrives, before the part it starts is full', () => {

@@ -1,5 +1,6 @@
 import * as HLS from 'hls-parser';
 import { BoxSplitter, fragmentTracks, initTracks, Mp4Error, type Box, type Track } from './fmp4.ts';
+import { Waiters } from './waiters.ts';
 
 /**
  * One rendition's Low-Latency HLS (RFC 8216bis, section 4.4.3 and 6.2.5.2), packaged in memory
@@ -65,7 +66,12 @@ export class LowLatencyRendition {
   private nextPart = 0;
   private ended = false;
   private text: string | undefined;
-  private readonly listeners = new Set<() => void>();
+  /** The playlist's text as sent, encoded once per change rather than per request. */
+  private encoded: Buffer | undefined;
+  /** Blocking reloads, by the segment and part they wait for. */
+  private readonly reloads = new Waiters<{ msn: number; part: number | undefined }>();
+  /** Requests for a part not produced yet, by its index. */
+  private readonly partRequests = new Waiters<number>();
 
   constructor(private readonly options: LowLatencyOptions) {}
 
@@ -191,15 +197,22 @@ export class LowLatencyRendition {
     return this.ended;
   }
 
+  /** At every new part, segment end and the stream's end. */
   private changed(): void {
     this.text = undefined;
-    for (const listener of [...this.listeners]) listener();
+    this.encoded = undefined;
+    this.reloads.wakeReached(({ msn, part }) => this.reached(msn, part));
+    this.partRequests.wakeReached((index) => this.ended || index < this.nextPart);
   }
 
-  /** Called at every new part and at the end; returns the unsubscribe. */
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** Calls `wake` once, when `reached(msn, part)` comes to hold; returns the cancel. */
+  whenReached(msn: number, part: number | undefined, wake: () => void): () => void {
+    return this.reloads.add(part === undefined ? `${msn}` : `${msn}.${part}`, { msn, part }, wake);
+  }
+
+  /** Calls `wake` once, when part `index` is produced or the stream ends; returns the cancel. */
+  whenPart(index: number, wake: () => void): () => void {
+    return this.partRequests.add(index, index, wake);
   }
 
   /** The newest part's position (part -1: the open segment has none yet), or undefined before the first. */
@@ -248,6 +261,14 @@ export class LowLatencyRendition {
     if (this.segments.length === 0) return undefined;
     this.text ??= this.write();
     return this.text;
+  }
+
+  /** playlist() in UTF-8, shared by every answer until the next change. */
+  playlistBytes(): Buffer | undefined {
+    if (this.encoded) return this.encoded;
+    const text = this.playlist();
+    this.encoded = text === undefined ? undefined : Buffer.from(text);
+    return this.encoded;
   }
 
   private write(): string {
