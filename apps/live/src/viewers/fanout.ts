@@ -1,11 +1,12 @@
 import { RtcpRrPacket, uint16Add, Vp8RtpPayload, type RtpPacket, type RTCRtpSender } from 'werift';
+import { ForwardedPacket, rtxPacket, SrtpOut, viewerHeader } from './rtp-out.ts';
 
 /**
- * A viewer whose sends still in flight (SRTP and the UDP socket not done with them) exceed
+ * A viewer whose packets still queued for its UDP socket (the kernel not taking them) exceed
  * this, or whose receiver reports losing more than MAX_FRACTION_LOST, skips to the next keyframe:
  * forwarding on would only deepen its backlog and give it undecodable pictures.
  */
-const MAX_IN_FLIGHT = 256;
+const MAX_BACKLOG = 256;
 const MAX_FRACTION_LOST = 0.25;
 /** An access unit longer than this (packets) is not held for late joiners. */
 const MAX_UNIT_PACKETS = 1024;
@@ -29,24 +30,36 @@ export function vp8KeyframeStart(payload: Buffer): boolean {
   return vp8.payloadHeaderExist && vp8.isKeyframe;
 }
 
-/** One viewer's sender of one track: its own sequence numbers, backlog and reported loss. */
+/** The packets a viewer keeps for answering NACKs, as werift's sender kept them. */
+const HISTORY_SIZE = 128;
+
+/**
+ * One viewer's sender of one track: its own sequence numbers, backlog and reported loss. It
+ * sends below werift's RTCRtpSender.sendRtp (rtp-out.ts): the publisher's packet is serialised
+ * once for all viewers, and this viewer's copy of its header patched; NACKs are answered here
+ * from the packets it sent, over RTX when negotiated.
+ */
 class ViewerSender {
   /** Video only: nothing is forwarded until a keyframe (on joining, after congestion). */
   waiting: boolean;
-  private inFlight = 0;
   private fractionLost = 0;
   /** Added to the publisher's sequence numbers: a skip leaves no gap for the viewer to NACK. */
   private sequenceDelta = 0;
   private lastSequence: number | undefined;
+  private readonly out: SrtpOut;
+  /** The packets sent lately, by the viewer's sequence number modulo HISTORY_SIZE. */
+  private readonly sentPackets: (ForwardedPacket | undefined)[] = new Array(HISTORY_SIZE);
+  private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
   private readonly subscriptions: (() => void)[];
 
   /** `onPictureLoss`: the viewer's decoder asks for a keyframe (video). */
   constructor(
-    private readonly sender: RTCRtpSender,
+    sender: RTCRtpSender,
     private readonly video: boolean,
     onPictureLoss: () => void,
   ) {
     this.waiting = video;
+    this.out = new SrtpOut(sender);
     this.subscriptions = [
       sender.onRtcp.subscribe((packet) => {
         if (!(packet instanceof RtcpRrPacket)) return;
@@ -54,11 +67,12 @@ class ViewerSender {
         if (report) this.fractionLost = report.fractionLost / 256;
       }).unSubscribe,
       sender.onPictureLossIndication.subscribe(onPictureLoss).unSubscribe,
+      sender.onGenericNack.subscribe((nack) => this.resend(nack.lost)).unSubscribe,
     ];
   }
 
   get congested(): boolean {
-    return this.inFlight > MAX_IN_FLIGHT || (this.video && this.fractionLost > MAX_FRACTION_LOST);
+    return this.out.backlog > MAX_BACKLOG || (this.video && this.fractionLost > MAX_FRACTION_LOST);
   }
 
   /**
@@ -71,24 +85,48 @@ class ViewerSender {
   }
 
   /** Video resumes at this packet (a keyframe's first): numbered right after the last one sent. */
-  resumeAt(packet: RtpPacket): void {
+  resumeAt(packet: ForwardedPacket): void {
     this.waiting = false;
     if (this.lastSequence !== undefined) {
-      this.sequenceDelta = uint16Add(uint16Add(this.lastSequence, 1), -packet.header.sequenceNumber);
+      this.sequenceDelta = uint16Add(uint16Add(this.lastSequence, 1), -packet.sequenceNumber);
     }
   }
 
-  /**
-   * Hands the packet to werift's sender without waiting for it: werift rewrites SSRC and payload
-   * type for this viewer, keeps it for NACKs (RTX when negotiated) and encrypts it.
-   */
-  send(packet: RtpPacket): void {
-    const copy = packet.clone();
-    copy.header.sequenceNumber = uint16Add(packet.header.sequenceNumber, this.sequenceDelta);
-    this.lastSequence = copy.header.sequenceNumber;
-    this.inFlight++;
-    const done = () => void this.inFlight--;
-    this.sender.sendRtp(copy).then(done, done);
+  /** Sends the packet without waiting for it; nothing before the DTLS handshake is done. */
+  send(packet: ForwardedPacket): void {
+    const stream = this.out.stream;
+    if (!stream) return;
+    const sequence = uint16Add(packet.sequenceNumber, this.sequenceDelta);
+    this.lastSequence = sequence;
+    this.sentPackets[sequence % HISTORY_SIZE] = packet;
+    this.sentSequences[sequence % HISTORY_SIZE] = sequence;
+    this.out.send(
+      viewerHeader(packet, stream, sequence),
+      packet.bytes.subarray(packet.headerSize),
+      stream.ssrc,
+    );
+    this.out.sent(packet);
+  }
+
+  /** The viewer's NACK: the lost packets still kept, again (in the RTX stream when negotiated). */
+  private resend(lost: number[]): void {
+    const stream = this.out.stream;
+    if (!stream) return;
+    const rtx = this.out.rtx;
+    for (const sequence of lost) {
+      const packet = this.sentPackets[sequence % HISTORY_SIZE];
+      if (!packet || this.sentSequences[sequence % HISTORY_SIZE] !== sequence) continue;
+      if (rtx) {
+        const { header, payload } = rtxPacket(packet, sequence, rtx, this.out.nextRtxSequence());
+        this.out.send(header, payload, rtx.ssrc);
+      } else {
+        this.out.send(
+          viewerHeader(packet, stream, sequence),
+          packet.bytes.subarray(packet.headerSize),
+          stream.ssrc,
+        );
+      }
+    }
   }
 
   close(): void {
@@ -104,7 +142,7 @@ class ViewerSender {
  */
 export class TrackFanout {
   private readonly viewers = new Set<ViewerSender>();
-  private unit: RtpPacket[] = [];
+  private unit: ForwardedPacket[] = [];
   private unitTimestamp: number | undefined;
   private unitIsKeyframe = false;
 
@@ -137,22 +175,24 @@ export class TrackFanout {
 
   /** One packet of the publisher's, to every viewer. */
   forward(packet: RtpPacket): void {
-    if (this.keyframeStart) this.track(packet);
+    if (!this.keyframeStart && this.viewers.size === 0) return;
+    const forwarded = new ForwardedPacket(packet);
+    if (this.keyframeStart) this.track(forwarded, packet.payload);
     for (const viewer of this.viewers) {
       if (viewer.congested) viewer.skip();
-      else if (!viewer.waiting) viewer.send(packet);
+      else if (!viewer.waiting) viewer.send(forwarded);
     }
   }
 
   /** Keeps the current access unit while it is a keyframe; starts the viewers waiting for one. */
-  private track(packet: RtpPacket): void {
-    if (packet.header.timestamp !== this.unitTimestamp) {
-      this.unitTimestamp = packet.header.timestamp;
+  private track(packet: ForwardedPacket, payload: Buffer): void {
+    if (packet.timestamp !== this.unitTimestamp) {
+      this.unitTimestamp = packet.timestamp;
       this.unit = [];
       this.unitIsKeyframe = false;
     }
     if (this.unit.length < MAX_UNIT_PACKETS) this.unit.push(packet);
-    if (this.unitIsKeyframe || !this.keyframeStart!(packet.payload)) return;
+    if (this.unitIsKeyframe || !this.keyframeStart!(payload)) return;
     this.unitIsKeyframe = true;
     for (const viewer of this.viewers) {
       // The current packet goes with everyone's in forward().
@@ -161,7 +201,7 @@ export class TrackFanout {
   }
 
   /** Starts a waiting viewer at the held keyframe: its packets so far, except `current`. */
-  private replayUnitTo(viewer: ViewerSender, current?: RtpPacket): void {
+  private replayUnitTo(viewer: ViewerSender, current?: ForwardedPacket): void {
     viewer.resumeAt(this.unit[0]!);
     for (const held of this.unit) if (held !== current) viewer.send(held);
   }
