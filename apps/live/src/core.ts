@@ -12,6 +12,8 @@ import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.
 import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
 import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
 import { Broadcast, WebRtcViewer } from './viewers/viewer.ts';
+import { LadderRtp } from './viewers/rtp-source.ts';
+import { profileLevelId, webRtcRendition } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { PublishSession, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
@@ -50,8 +52,12 @@ interface Hosted {
   connectionId?: string;
   /** The latest session's LL-HLS renditions (none for encrypted channels), served from memory. */
   lowLatency?: LowLatencyRendition[] | undefined;
-  /** A WebRTC publisher's media for WebRTC viewers, once its first video packet arrived. */
+  /**
+   * The media WebRTC viewers get, once its first video packet arrived: a WebRTC publisher's own,
+   * or (RTMP, SRT) one rendition of the ladder, sent back over RTP by its ffmpeg (ladderRtp).
+   */
   broadcast?: Promise<Broadcast>;
+  ladderRtp?: LadderRtp | undefined;
   viewers: Map<string, WebRtcViewer>;
 }
 
@@ -192,17 +198,20 @@ export class LiveCore {
       .executeTakeFirst();
     if (claimed.numUpdatedRows === 0n) throw new PublishError(409, 'the channel already has a publisher');
 
-    const hosted: Hosted = {
-      organizationId,
-      renditions,
-      connectionId,
-      ...(ingest instanceof WebRtcIngest
-        ? { broadcast: ingest.media.then((media) => new Broadcast(media, connectionId)) }
-        : {}),
-      viewers: new Map(),
-    };
+    const hosted: Hosted = { organizationId, renditions, connectionId, viewers: new Map() };
     this.hosted.set(channelId, hosted);
+    const rtpRendition = webRtcRendition(renditions);
     try {
+      if (ingest instanceof WebRtcIngest) {
+        hosted.broadcast = ingest.media.then((media) => new Broadcast(media, connectionId));
+      } else {
+        hosted.ladderRtp = await LadderRtp.open(
+          profileLevelId(renditions[rtpRendition]!),
+          ingest,
+          this.log.child({ channelId }),
+        );
+        hosted.broadcast = hosted.ladderRtp.media.then((media) => new Broadcast(media, connectionId));
+      }
       const destinations = await this.destinations(organizationId, renditions);
       const session = new PublishSession({
         channelId,
@@ -219,6 +228,7 @@ export class LiveCore {
             }
           : {}),
         destinations,
+        ...(hosted.ladderRtp ? { rtp: { rendition: rtpRendition, ...hosted.ladderRtp.ports } } : {}),
         eventWebhookUrl: channel.event_webhook_url,
         archive: this.archive,
         usage: this.usage,
@@ -242,7 +252,10 @@ export class LiveCore {
     } catch (error) {
       await ingest.close();
       if (hosted.session) await hosted.session.stop('negotiation failed');
-      else await this.release(channelId, connectionId);
+      else {
+        await this.endViewing(hosted);
+        await this.release(channelId, connectionId);
+      }
       throw error;
     }
   }
@@ -328,12 +341,6 @@ export class LiveCore {
   ): Promise<WebRtcViewer> {
     const hosted = this.hosted.get(channelId);
     if (!hosted?.session) throw new PublishError(404, 'the channel is not on air');
-    if (!hosted.broadcast) {
-      throw new PublishError(
-        409,
-        'WebRTC viewing needs a WebRTC publisher (WHIP or Sora); this channel is published over RTMP or SRT: watch its HLS',
-      );
-    }
     if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
     }
@@ -405,6 +412,9 @@ export class LiveCore {
   private async endViewing(hosted: Hosted): Promise<void> {
     const broadcast = hosted.broadcast;
     hosted.broadcast = undefined;
+    // After ffmpeg's exit (the session's end): nothing sends to its ports any more.
+    hosted.ladderRtp?.close();
+    hosted.ladderRtp = undefined;
     await Promise.all([...hosted.viewers.values()].map((viewer) => viewer.close()));
     // Unsettled when the publisher never sent video: nothing was subscribed.
     void broadcast?.then((b) => b.close());

@@ -8,6 +8,7 @@ import type { Archive, ArchiveSession, Destination } from './archive.ts';
 import {
   decorateMediaPlaylist,
   ffmpegArgs,
+  type LadderInput,
   mapsAudio,
   masterPlaylist,
   partTarget,
@@ -48,6 +49,8 @@ export interface SessionOptions {
   encryption?: { key: Buffer; uri: string };
   /** Renditions archived, by index. */
   destinations: Map<number, Destination>;
+  /** RTP of one rendition for WebRTC viewers (publishers that send no RTP themselves). */
+  rtp?: LadderInput['rtp'];
   eventWebhookUrl: string;
   archive: Archive;
   usage: LiveUsage;
@@ -143,6 +146,7 @@ export class PublishSession {
         withAudio: ingest.withAudio,
         keyInfoFile,
         lowLatency: this.lowLatency !== undefined,
+        ...(this.options.rtp ? { rtp: this.options.rtp } : {}),
       }),
       // Descriptors 3 and up: each rendition's fMP4 (ffmpegArgs names them pipe:3...).
       { stdio: ['pipe', 'ignore', 'pipe', ...(this.lowLatency ?? []).map(() => 'pipe' as const)] },

@@ -136,6 +136,23 @@ export async function probe(
   return JSON.parse(stdout) as { streams: ProbedStream[]; format: { duration: string } };
 }
 
+/** The frames a viewer's video file decodes to, its picture size and profile, and the decoder's complaints. */
+export async function decodedVideo(file: string) {
+  const { streams } = await probe(file);
+  const { stdout } = await run('ffprobe', [
+    ...['-v', 'error', '-count_frames', '-select_streams', 'v:0'],
+    ...['-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', file],
+  ]);
+  const { stderr } = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return {
+    frames: Number(stdout.trim()),
+    width: streams[0]?.width,
+    height: streams[0]?.height,
+    profile: streams[0]?.profile,
+    errors: stderr,
+  };
+}
+
 /** The URIs of a media playlist's whole segments, oldest first. */
 export function segmentNames(playlist: string): string[] {
   return playlist.split('\n').filter((line) => line !== '' && !line.startsWith('#'));

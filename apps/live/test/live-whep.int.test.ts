@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, probe, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, decodedVideo, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
 
@@ -75,22 +75,7 @@ describe('WebRTC viewers (WHEP)', () => {
     publishers.push(publisher);
     return publisher;
   };
-  /** Frames the viewer's file decodes to, their picture size, and the decoder's complaints. */
-  const decoded = async (name: string) => {
-    const file = join(dir, name);
-    const { streams } = await probe(file);
-    const { stdout } = await run('ffprobe', [
-      ...['-v', 'error', '-count_frames', '-select_streams', 'v:0'],
-      ...['-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', file],
-    ]);
-    const { stderr } = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-    return {
-      frames: Number(stdout.trim()),
-      width: streams[0]?.width,
-      height: streams[0]?.height,
-      errors: stderr,
-    };
-  };
+  const decoded = (name: string) => decodedVideo(join(dir, name));
 
   beforeAll(async () => {
     server = await testServer();
@@ -193,38 +178,6 @@ describe('WebRTC viewers (WHEP)', () => {
     expect(await frozen.exited).toBe(0);
     const done = await frozen.event('decoded');
     expect(done.frames).toBeGreaterThan(15);
-  });
-
-  it('answers viewers of an RTMP-published channel that WebRTC viewing needs a WebRTC publisher', async () => {
-    const { status, body } = await live.call(T.createHls, { hls: LADDER }, token);
-    expect(status).toBe(200);
-    const rtmp = spawn(
-      'ffmpeg',
-      [
-        ...['-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=15'],
-        ...['-t', '20', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15'],
-        ...['-f', 'flv', `${live.rtmpUrl}/${body.stream_key as string}`],
-      ],
-      { stdio: 'ignore' },
-    );
-    try {
-      const refused = await waitFor(
-        async () => {
-          const answer = await fetch(`${live.baseUrl}/whep/${body.channel_id as string}`, {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/sdp' },
-            body: 'v=0\r\n',
-          });
-          return answer.status === 404 ? undefined : answer;
-        },
-        15_000,
-        'the RTMP publisher on air',
-      );
-      expect(refused.status).toBe(409);
-      expect(((await refused.json()) as { error: string }).error).toMatch(/needs a WebRTC publisher/);
-    } finally {
-      rtmp.kill('SIGKILL');
-    }
   });
 
   it('takes WHEP and HLS viewers of a channel that needs playback tokens only with one of its tokens', async () => {

@@ -9,6 +9,8 @@ import {
   masterPlaylist,
   partTarget,
   playlistSegments,
+  profileLevelId,
+  webRtcRendition,
 } from './ladder.ts';
 
 const hd = Rendition.parse({
@@ -119,6 +121,61 @@ describe('HLS ladder', () => {
     expect(mapsAudio(written('avc1.64000d'))).toBe(false);
     expect(mapsAudio('#EXTM3U\n#EXT-X-VERSION:3\n')).toBeUndefined();
     expect(mapsAudio('')).toBeUndefined();
+  });
+
+  it('sends one rendition over RTP for WebRTC viewers: its H.264 with in-band parameter sets, its audio as Opus', () => {
+    const args = ffmpegArgs({
+      input: ['-i', 'srt://'],
+      renditions: [hd, small],
+      dir: '/d',
+      withAudio: undefined,
+      lowLatency: true,
+      rtp: { rendition: 1, videoPort: 40000, audioPort: 40002 },
+    });
+    // The audio mapped twice for the RTP rendition only; its second copy is Opus.
+    expect(args.filter((arg) => arg === '0:a?')).toHaveLength(3);
+    expect(args.join(' ')).toContain('-c:a aac -b:a 64000 -ac 2 -ar 48000 -c:a:1 libopus -b:a:1 64000');
+    expect(args.filter((arg) => arg === 'libopus')).toHaveLength(1);
+    const tees = args.filter((arg) => arg.startsWith('[f=hls:'));
+    expect(tees[0]).not.toContain('f=rtp');
+    const slaves = tees[1]!.split('|');
+    // The HLS muxers keep the AAC audio only (a colon in an option is escaped twice).
+    expect(slaves[0]).toMatch(/^\[f=hls:select=v,a\\\\\\:0:hls_time=1:/);
+    expect(slaves[1]).toMatch(/^\[f=mp4:select=v,a\\\\\\:0:movflags=/);
+    expect(slaves[2]).toBe(
+      '[f=rtp:select=v:bsfs/v=dump_extra:payload_type=96:rtpflags=skip_rtcp:onfail=ignore]udp\\://127.0.0.1\\:40000?pkt_size=1200',
+    );
+    expect(slaves[3]).toBe(
+      '[f=rtp:select=a\\\\\\:1:payload_type=111:rtpflags=skip_rtcp:onfail=ignore]udp\\://127.0.0.1\\:40002?pkt_size=1200',
+    );
+
+    // Encrypted ladders (no LL-HLS) tee the RTP rendition too; no global header: x264 repeats
+    // SPS and PPS in-band itself. No audio: no Opus and no audio RTP.
+    const plain = ffmpegArgs({
+      input: ['-i', 'pipe:0'],
+      renditions: [hd],
+      dir: '/d',
+      withAudio: false,
+      keyInfoFile: '/k',
+      rtp: { rendition: 0, videoPort: 40000, audioPort: 40002 },
+    });
+    expect(plain).not.toContain('+global_header');
+    expect(plain).not.toContain('libopus');
+    const slavesOfPlain = plain.at(-1)!.split('|');
+    expect(slavesOfPlain).toHaveLength(2);
+    expect(slavesOfPlain[0]).toContain('hls_key_info_file=/k');
+    expect(slavesOfPlain[1]).toContain('select=v:bsfs/v=dump_extra');
+  });
+
+  it('gives WebRTC viewers the largest baseline rung, else the largest, with its profile-level-id', () => {
+    const big = Rendition.parse({ video: { width: 1920, height: 1080, bps: 6_000_000 } });
+    expect(webRtcRendition([hd, small])).toBe(1);
+    expect(
+      webRtcRendition([small, hd, { ...small, video: { ...small.video, width: 960, height: 540 } }]),
+    ).toBe(2);
+    expect(webRtcRendition([hd, big])).toBe(1);
+    expect(profileLevelId(small)).toBe('42e016');
+    expect(profileLevelId(hd)).toBe('64001f');
   });
 
   it('adds EXT-X-START to media playlists and lists their segments', () => {

@@ -41,12 +41,36 @@ const PROFILES: Record<VideoCodec, { name: string; idc: string; x264: string[] }
   h264_baseline: { name: 'baseline', idc: '42e0', x264: [] },
 };
 
-export function codecsAttribute(rendition: Rendition, withAudio: boolean): string {
+/** The rendition's H.264 profile and level as RFC 6381 and RFC 6184 write them (`42e01f`). */
+export function profileLevelId(rendition: Rendition): string {
   const { width, height } = outputSize(rendition);
   const level = h264Level(width, height, rendition.video.fps).toString(16).padStart(2, '0');
-  const video = `avc1.${PROFILES[rendition.video.codec].idc}${level}`;
+  return `${PROFILES[rendition.video.codec].idc}${level}`;
+}
+
+export function codecsAttribute(rendition: Rendition, withAudio: boolean): string {
+  const video = `avc1.${profileLevelId(rendition)}`;
   return withAudio ? `${video},mp4a.40.2` : video;
 }
+
+/**
+ * The rendition whose video WebRTC viewers of an RTMP or SRT publisher get: the largest of the
+ * baseline ones (constrained baseline, which every WebRTC H.264 decoder takes: OpenH264, Firefox's
+ * plugin, documents no other profile), else the largest of all (Chromium and Safari decode main
+ * and high). Reused as it is: no second encode for WebRTC.
+ */
+export function webRtcRendition(renditions: Rendition[]): number {
+  const area = (index: number) => renditions[index]!.video.width * renditions[index]!.video.height;
+  const indexes = renditions.map((_, index) => index);
+  const baseline = indexes.filter((index) => renditions[index]!.video.codec === 'h264_baseline');
+  const pool = baseline.length > 0 ? baseline : indexes;
+  return pool.reduce((best, index) => (area(index) > area(best) ? index : best));
+}
+
+/** The RTP payload types ffmpeg's RTP outputs carry (rtp-source.ts takes only these). */
+export const RTP_PAYLOAD_TYPES = { video: 96, audio: 111 } as const;
+/** RTP packets at most this long: room for SRTP's tag and header extensions within a 1280 MTU. */
+const RTP_PACKET_BYTES = 1200;
 
 /** Peak bits per second of a variant: video max rate, audio, and MPEG-TS overhead. */
 export function variantBandwidth(rendition: Rendition, withAudio: boolean): number {
@@ -70,6 +94,11 @@ export interface LadderInput {
    * per part, so encrypted ladders stay on MPEG-TS segments only.
    */
   lowLatency?: boolean;
+  /**
+   * WebRTC viewers of a publisher that sends no RTP (RTMP, SRT): rendition `rendition`'s H.264
+   * goes over RTP to 127.0.0.1:`videoPort`, its audio encoded again as Opus to `audioPort`.
+   */
+  rtp?: { rendition: number; videoPort: number; audioPort: number };
 }
 
 /** Part length aimed at: PART-HOLD-BACK (three parts) stays near one second. */
@@ -124,13 +153,18 @@ export function ffmpegArgs(input: LadderInput): string[] {
     const { width, height } = outputSize(rendition);
     const { fps, bps, codec } = rendition.video;
     const seconds = rendition.durationSeconds;
+    const rtp = input.rtp?.rendition === i ? input.rtp : undefined;
+    const audioMap =
+      input.withAudio === undefined ? ['-map', '0:a?'] : input.withAudio ? ['-map', '0:a'] : [];
     // One GOP per segment, cut on time and never on scene changes: segments are exactly
     // durationSeconds, each starts with a keyframe, and a player can start on any of them.
     const gop = fps * seconds;
     args.push(
       '-map',
       `[v${i}]`,
-      ...(input.withAudio === undefined ? ['-map', '0:a?'] : input.withAudio ? ['-map', '0:a'] : []),
+      ...audioMap,
+      // The same audio a second time, for WebRTC: Opus (browsers decode no AAC over WebRTC).
+      ...(rtp ? audioMap : []),
       '-c:v',
       'libx264',
       '-preset',
@@ -166,6 +200,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
             '-af',
             'aresample=async=1000',
             ...['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000'],
+            ...(rtp ? ['-c:a:1', 'libopus', '-b:a:1', String(rendition.audio.bps)] : []),
           ]
         : []),
     );
@@ -193,26 +228,69 @@ export function ffmpegArgs(input: LadderInput): string[] {
       ['hls_segment_filename', `${dir}/${i}/seg%d.ts`],
     ];
     const playlist = `${dir}/${i}/index.m3u8`;
-    if (!input.lowLatency) {
+    if (!input.lowLatency && !rtp) {
       args.push('-f', 'hls', ...hls.flatMap(([name, value]) => [`-${name}`, value]), playlist);
       continue;
     }
-    // The same encoded streams to both muxers (tee): MPEG-TS segments on disk, which the archive
-    // reads, and fMP4 fragments on a pipe. The mp4 muxer needs the codecs' headers up front.
-    // use_fifo: fed straight by ffmpeg 5.1's tee, the mp4 muxer cutting a fragment per frame
-    // writes every other audio fragment with a zero duration and the next one a sample late, so
-    // a player's audio (and with it the buffered range) has a hole each 43 ms; behind a fifo
-    // every sample keeps its time.
-    const fragments = `[f=mp4:movflags=+empty_moov+default_base_moof+frag_every_frame:flush_packets=1:use_fifo=1]pipe:${3 + i}`;
-    args.push(
-      '-flags',
-      '+global_header',
-      '-f',
-      'tee',
-      `[f=hls:${hls.map(([name, value]) => `${name}=${teeEscape(teeEscape(value))}`).join(':')}]${teeEscape(playlist)}|${fragments}`,
-    );
+    // The same encoded streams to several muxers (tee): MPEG-TS segments on disk, which the
+    // archive reads, and, for LL-HLS, fMP4 fragments on a pipe, and, for WebRTC, RTP. The HLS
+    // muxers take the AAC audio only when the Opus copy is there.
+    const hlsStreams: [string, string][] = rtp ? [['select', 'v,a:0']] : [];
+    const slaves = [`${teeSlave([['f', 'hls'], ...hlsStreams, ...hls])}${teeEscape(playlist)}`];
+    if (input.lowLatency) {
+      // The mp4 muxer needs the codecs' headers up front (global_header, below).
+      // use_fifo: fed straight by ffmpeg 5.1's tee, the mp4 muxer cutting a fragment per frame
+      // writes every other audio fragment with a zero duration and the next one a sample late,
+      // so a player's audio (and with it the buffered range) has a hole each 43 ms; behind a
+      // fifo every sample keeps its time.
+      const fragments = teeSlave([
+        ['f', 'mp4'],
+        ...hlsStreams,
+        ['movflags', '+empty_moov+default_base_moof+frag_every_frame'],
+        ['flush_packets', '1'],
+        ['use_fifo', '1'],
+      ]);
+      slaves.push(`${fragments}pipe:${3 + i}`);
+    }
+    if (rtp) {
+      // Each RTP muxer takes one stream. dump_extra puts SPS and PPS (only in the extradata
+      // under global_header) before every keyframe, in-band, where a WebRTC viewer joining
+      // starts; without global_header x264 repeats them itself and the filter adds nothing.
+      // skip_rtcp: the live process reads RTP only. onfail=ignore: a failed RTP output (an
+      // audio one with no audio to send) leaves the HLS outputs running.
+      const rtpSlave = (options: [string, string][], port: number) =>
+        `${teeSlave([['f', 'rtp'], ...options, ['rtpflags', 'skip_rtcp'], ['onfail', 'ignore']])}` +
+        teeEscape(`udp://127.0.0.1:${port}?pkt_size=${RTP_PACKET_BYTES}`);
+      slaves.push(
+        rtpSlave(
+          [
+            ['select', 'v'],
+            ['bsfs/v', 'dump_extra'],
+            ['payload_type', String(RTP_PAYLOAD_TYPES.video)],
+          ],
+          rtp.videoPort,
+        ),
+      );
+      if (input.withAudio !== false) {
+        slaves.push(
+          rtpSlave(
+            [
+              ['select', 'a:1'],
+              ['payload_type', String(RTP_PAYLOAD_TYPES.audio)],
+            ],
+            rtp.audioPort,
+          ),
+        );
+      }
+    }
+    args.push(...(input.lowLatency ? ['-flags', '+global_header'] : []), '-f', 'tee', slaves.join('|'));
   }
   return args;
+}
+
+/** A tee slave's options in brackets, each value escaped as teeEscape says. */
+function teeSlave(options: [string, string][]): string {
+  return `[${options.map(([name, value]) => `${name}=${teeEscape(teeEscape(value))}`).join(':')}]`;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   RTCRtpCodecParameters,
   useFIR,
   useNACK,
+  useOPUS,
   usePLI,
   type MediaStreamTrack,
   type RTCRtpTransceiver,
@@ -28,8 +29,9 @@ const KEYFRAME_REQUEST_MS = 500;
 
 /**
  * One publisher's media to its WebRTC viewers: a fanout per track, fed by the publisher's
- * tracks directly (packets of the codec it chose only), and the viewers' keyframe requests
- * passed on to the publisher, rate-limited.
+ * tracks directly (packets of the codec it chose only), or for RTMP and SRT publishers by the
+ * ladder's RTP (rtp-source.ts), and the viewers' keyframe requests passed on to the publisher,
+ * rate-limited (the ladder's ffmpeg takes none).
  */
 export class Broadcast {
   readonly video: TrackFanout;
@@ -117,9 +119,9 @@ export function offerFor(offer: string, kind: 'audio' | 'video', codec: RTCRtpCo
 
 /**
  * A WebRTC viewer: a werift peer connection sending the publisher's tracks (one sendonly
- * transceiver per kind) through the broadcast's fanouts. werift's sender gives each viewer its
- * own SSRC and payload type, keeps the last 128 packets for NACKs and answers them, over RTX
- * when negotiated.
+ * transceiver per kind) through the broadcast's fanouts, which send below werift's sender
+ * (rtp-out.ts) with its SSRC and payload type, keep the last 128 packets for NACKs and answer
+ * them, over RTX when negotiated.
  */
 export class WebRtcViewer {
   readonly id = randomBytes(10).toString('hex');
@@ -153,7 +155,9 @@ export class WebRtcViewer {
           forwarded(video.codec, [useNACK(), usePLI(), useFIR()]),
           new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: video.codec.clockRate }),
         ],
-        audio: audio ? [forwarded(audio.codec, [])] : [],
+        // Without the publisher's audio, Opus still: werift fails to negotiate an offer's audio
+        // section without a codec, and answer() makes that section inactive.
+        audio: [audio ? forwarded(audio.codec, []) : useOPUS()],
       },
       ...peerTransport(this.ice),
     });
