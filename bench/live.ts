@@ -506,7 +506,7 @@ async function main() {
 }
 
 if (process.argv[2] === '--publish') {
-  // Child mode: publish until killed, telling the parent when frame time 0 went out.
+  // Child mode: publish until killed, telling the parent when frame time 0 went out (by then).
   const { whipUrl, token } = JSON.parse(process.argv[3]!) as { whipUrl: string; token: string };
   const publisher = await publish({
     whipUrl,
@@ -519,7 +519,10 @@ if (process.argv[2] === '--publish') {
     source: SOURCE,
   });
   if (publisher.status !== 201) throw new Error(`WHIP answered ${publisher.status}: ${publisher.error}`);
-  const firstPacketAt = await publisher.firstPacketAt();
+  await publisher.firstPacketAt();
+  // Three seconds of paced packets place frame time 0 within a frame's encode (frameTimeZero).
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const firstPacketAt = publisher.frameTimeZero();
   process.stdout.write(`${JSON.stringify({ postedAt: publisher.postedAt, firstPacketAt })}\n`);
   process.on('SIGTERM', () => void publisher.stop().then(() => process.exit(0)));
 } else {

@@ -33,6 +33,13 @@ export interface Publisher {
   connectedAfterMs?: number;
   /** Wall clock of the first video RTP packet: frame time 0 of the test source, give or take its encode. */
   firstPacketAt(): Promise<number>;
+  /**
+   * Wall clock of frame time 0 as the packets so far place it: the least of each video packet's
+   * arrival minus the RTP time elapsed since the first. ffmpeg's first frames wait on the
+   * encoder starting, so the first packet alone places frame time 0 late by a varying amount;
+   * the source is paced (-re), so a packet sent as soon as its frame was made places it right.
+   */
+  frameTimeZero(): number | undefined;
   /** Wall clock of the DTLS transport closing: the server's close alert, seen by the publisher. */
   closedAt(): Promise<number>;
   stop(sendDelete?: boolean): Promise<void>;
@@ -84,6 +91,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
       error: body,
       answer: '',
       firstPacketAt: () => Promise.reject(new Error('not publishing')),
+      frameTimeZero: () => undefined,
       closedAt: () => Promise.reject(new Error('not publishing')),
       stop: async () => {},
     };
@@ -108,6 +116,16 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
   const firstPacket = new Promise<number>((resolve) =>
     videoSocket.once('message', () => resolve(Date.now())),
   );
+  let firstTimestamp: number | undefined;
+  let zero: number | undefined;
+  videoSocket.on('message', (packet: Buffer) => {
+    if (packet.length < 12) return;
+    const timestamp = packet.readUInt32BE(4);
+    firstTimestamp ??= timestamp;
+    // RTP time is 90 kHz and wraps at 2^32 (>>> 0 keeps the difference unsigned).
+    const placed = Date.now() - ((timestamp - firstTimestamp) >>> 0) / 90;
+    if (zero === undefined || placed < zero) zero = placed;
+  });
   const audioSocket = withAudio ? await udpInto(audio) : undefined;
   const encoder =
     options.codec === 'h264'
@@ -167,6 +185,7 @@ export async function publish(options: PublishOptions): Promise<Publisher> {
     answer: body,
     connectedAfterMs,
     firstPacketAt: () => firstPacket,
+    frameTimeZero: () => zero,
     closedAt: () => closed,
     async stop(sendDelete = true) {
       if (stopped) return;
