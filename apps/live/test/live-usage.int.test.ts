@@ -1,4 +1,4 @@
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS } from '@ukiyo/contract';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -6,8 +6,9 @@ import {
   createTenant,
   createTestUser,
   loggedIn,
-  type TestServer,
+  loggedInAdministrator,
   testServer,
+  type TestServer,
 } from '@ukiyo/server/testing';
 import { LiveUsage } from '../src/usage.ts';
 
@@ -103,10 +104,7 @@ describe('live usage in the console', () => {
     });
 
     // Administrators' statistics and invoices count it as the organization's delivery.
-    const admin = await loggedIn(
-      server.baseUrl,
-      (await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS })).email,
-    );
+    const admin = await loggedInAdministrator(server);
     const now = new Date();
     const month = { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
     const organizations = (await admin.call('admin.statistics', month)).body.organizations as {

@@ -7,11 +7,12 @@ import {
   createTestUser,
   lastMail,
   loggedIn,
-  startSmtpSink,
+  loggedInAdministrator,
   PASSWORD,
+  startSmtpSink,
   testServer,
-  unique,
   type TestServer,
+  unique,
 } from './harness.ts';
 import { until } from './processes.ts';
 
@@ -19,8 +20,7 @@ let server: TestServer;
 let admin: Client;
 beforeAll(async () => {
   server = await testServer();
-  const { email } = await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS });
-  admin = await loggedIn(server.baseUrl, email);
+  admin = await loggedInAdministrator(server);
 });
 
 const NEW_PASSWORD = 'a-brand-new-password';

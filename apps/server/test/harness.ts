@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { API_VERSION, OriginKind } from '@ukiyo/contract';
+import { ALL_PERMISSIONS, API_VERSION, OriginKind } from '@ukiyo/contract';
 import pino from 'pino';
 import sharp from 'sharp';
 import { SMTPServer } from 'smtp-server';
@@ -168,6 +168,12 @@ export async function lastMail(
     .orderBy('id', 'desc')
     .executeTakeFirstOrThrow();
   return { subject: mail.subject, body: mail.body, link: /https?:\/\/\S+/.exec(mail.body)?.[0] ?? '' };
+}
+
+/** A new administrator (every permission, no account), logged in. */
+export async function loggedInAdministrator(server: TestServer): Promise<Client> {
+  const { email } = await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS });
+  return loggedIn(server.baseUrl, email);
 }
 
 /** Logs a fresh client in, for the common case. */

@@ -3,14 +3,15 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobQueue } from '../src/jobs/queue.ts';
 import {
+  type Client,
   createTenant,
   createTestUser,
   loggedIn,
+  loggedInAdministrator,
   startSmtpSink,
   testServer,
-  unique,
-  type Client,
   type TestServer,
+  unique,
 } from './harness.ts';
 import { until } from './processes.ts';
 
@@ -24,8 +25,7 @@ let admin: Client;
 let queue: JobQueue;
 beforeAll(async () => {
   server = await testServer();
-  const { email } = await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS });
-  admin = await loggedIn(server.baseUrl, email);
+  admin = await loggedInAdministrator(server);
   queue = new JobQueue(server.deps.db, pino({ level: 'silent' }), {
     policies: { mail: { limit: 2, delaySeconds: 1, expireSeconds: 10 } },
   });

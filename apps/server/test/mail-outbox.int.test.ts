@@ -1,14 +1,15 @@
-import { ALL_PERMISSIONS, Permission } from '@ukiyo/contract';
+import { Permission } from '@ukiyo/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   Client,
   createTenant,
   createTestUser,
   loggedIn,
+  loggedInAdministrator,
   startSmtpSink,
   testServer,
-  unique,
   type TestServer,
+  unique,
 } from './harness.ts';
 import { until } from './processes.ts';
 
@@ -17,8 +18,7 @@ let server: TestServer;
 let admin: Client;
 beforeAll(async () => {
   server = await testServer();
-  const { email } = await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS });
-  admin = await loggedIn(server.baseUrl, email);
+  admin = await loggedInAdministrator(server);
 });
 
 const TOKEN = /(?:activate\/|token=)([A-Za-z0-9_-]{43})/;

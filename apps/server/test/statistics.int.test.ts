@@ -1,17 +1,18 @@
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, OriginKind, SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, OriginKind, SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Edge } from '@ukiyo/edge';
 import {
+  type Client,
   createTenant,
   createTestUser,
   loggedIn,
-  testServer,
-  type Client,
-  type TestServer,
+  loggedInAdministrator,
   startImageServer,
   startTestEdge,
+  testServer,
+  type TestServer,
 } from './harness.ts';
 
 // Usage comes from real requests to a real edge, flushed by its metering into the database.
@@ -52,10 +53,7 @@ beforeAll(async () => {
     permission: ALL_MEMBER_PERMISSIONS,
   });
   client = await loggedIn(server.baseUrl, user.email);
-  admin = await loggedIn(
-    server.baseUrl,
-    (await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS })).email,
-  );
+  admin = await loggedInAdministrator(server);
 });
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, Permission } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, Permission } from '@ukiyo/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client,
@@ -6,10 +6,11 @@ import {
   createTestUser,
   lastMail,
   loggedIn,
+  loggedInAdministrator,
   startSmtpSink,
   testServer,
-  unique,
   type TestServer,
+  unique,
 } from './harness.ts';
 import { until } from './processes.ts';
 
@@ -17,8 +18,7 @@ let server: TestServer;
 let admin: Client;
 beforeAll(async () => {
   server = await testServer();
-  const { email } = await createTestUser(server.deps, { accountId: null, permission: ALL_PERMISSIONS });
-  admin = await loggedIn(server.baseUrl, email);
+  admin = await loggedInAdministrator(server);
 });
 
 const DAY = 86_400_000;
