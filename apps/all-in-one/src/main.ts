@@ -72,9 +72,8 @@ if (ops) deps.log.info({ port: ops.port }, 'metrics and probes listening');
 
 onShutdown(deps.log, health, graceMs, [
   async () => {
-    consoleServer.stop();
     await Promise.all([
-      drainServer(consoleServer.server, graceMs),
+      consoleServer.stop(graceMs),
       edge.close({ graceMs }),
       // Publishers' sessions (and their ffmpeg) end after the last HLS request in flight.
       drainServer(live.server, graceMs).then(() => live.close()),

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import type { DatabaseHandle } from './db/database.ts';
 import { createServerApp } from './http/app.ts';
+import { countedHandler, drainServer } from './http/drain.ts';
 import { databaseCheck, diskCheck, type Health } from './http/health.ts';
 import type { ServerDeps } from './operations/context.ts';
 import type { BootstrappedAdmin } from './services/bootstrap.ts';
@@ -29,7 +30,14 @@ export function startConsoleServer(
     originsChanged?: () => Promise<unknown>;
   },
   onListening: (port: number) => void,
-): { server: Server; stop(): void } {
+): {
+  server: Server;
+  /**
+   * Stops the sweep, drains the server (see drainServer) and waits, within `graceMs`, for
+   * handlers still running for clients already gone: then the database may close.
+   */
+  stop(graceMs: number): Promise<void>;
+} {
   const { config } = deps;
   options.health.add('database', databaseCheck(deps.db));
   // Embedded PGlite lives in DATA_DIR; with PostgreSQL it holds only the generated secret key.
@@ -50,7 +58,8 @@ export function startConsoleServer(
           );
     },
   });
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
+  const requests = countedHandler(app.fetch);
+  const server = serve({ fetch: requests.handler, port: config.PORT, hostname: config.HOST }, (info) =>
     onListening(info.port),
   ) as Server;
   const sweep = setInterval(() => {
@@ -59,7 +68,14 @@ export function startConsoleServer(
       .catch((error: unknown) => deps.log.warn({ err: error }, 'session sweep failed'));
   }, SESSION_SWEEP_MS);
   sweep.unref();
-  return { server, stop: () => clearInterval(sweep) };
+  return {
+    server,
+    stop: async (graceMs) => {
+      clearInterval(sweep);
+      await drainServer(server, graceMs);
+      await requests.settled(graceMs);
+    },
+  };
 }
 
 /** Where to log in, and the first administrator when this process created it. */

@@ -54,10 +54,7 @@ const ops = await startOps(registry, health, config.METRICS_PORT, config.HOST);
 deps.log.info({ port: ops.port }, 'metrics and probes listening');
 
 onShutdown(deps.log, health, graceMs, [
-  async () => {
-    consoleServer.stop();
-    await drainServer(consoleServer.server, graceMs);
-  },
+  () => consoleServer.stop(graceMs),
   () => drainServer(ops.server, 0),
   async () => requester?.close(),
   () => deps.limits.close(),

@@ -26,3 +26,40 @@ export function drainServer(server: Server | HttpsServer, graceMs: number): Prom
     );
   });
 }
+
+/**
+ * Counts a fetch handler's calls that have not returned. A client that goes away early closes
+ * its connection (so drainServer is done) while its handler still runs and may still query the
+ * database: shutdown waits for `settled` before closing what handlers use.
+ */
+export function countedHandler<Args extends unknown[]>(
+  handler: (...args: Args) => Response | Promise<Response>,
+): { handler: (...args: Args) => Promise<Response>; settled(timeoutMs: number): Promise<void> } {
+  let running = 0;
+  let idle: (() => void)[] = [];
+  return {
+    handler: async (...args) => {
+      running++;
+      try {
+        return await handler(...args);
+      } finally {
+        if (--running === 0) for (const resolve of idle.splice(0)) resolve();
+      }
+    },
+    settled: (timeoutMs) =>
+      running === 0
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const timer = setTimeout(() => {
+              idle = idle.filter((waiting) => waiting !== done);
+              resolve();
+            }, timeoutMs);
+            timer.unref();
+            const done = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            idle.push(done);
+          }),
+  };
+}

@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { drainServer } from './drain.ts';
+import { countedHandler, drainServer } from './drain.ts';
 import { diskCheck, Health } from './health.ts';
 import { routeOf } from './metrics.ts';
 
@@ -65,6 +65,29 @@ describe('drainServer', () => {
     expect(await answer).toBe('done');
     await drained;
     expect(server.listening).toBe(false);
+  });
+});
+
+describe('countedHandler', () => {
+  it('settles once every call has returned, or after the timeout', async () => {
+    let finish!: () => void;
+    const { handler, settled } = countedHandler(
+      () => new Promise<Response>((resolve) => (finish = () => resolve(new Response('late')))),
+    );
+    await settled(0);
+    const answer = handler();
+    let done = false;
+    const waiting = settled(5_000).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(done).toBe(false);
+    finish();
+    await waiting;
+    expect(await (await answer).text()).toBe('late');
+
+    void handler();
+    const started = performance.now();
+    await settled(50);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
   });
 });
 
