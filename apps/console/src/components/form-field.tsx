@@ -12,16 +12,22 @@ import {
 import { FieldError } from './field-error.tsx';
 import { TextField } from './text-field.tsx';
 
+/** The part of a form that kit fields bind to (a field group passes it on to its fields). */
+export type BoundForm<T extends FieldValues, Context, Output> = Pick<
+  UseFormReturn<T, Context, Output>,
+  'register' | 'control'
+>;
+
 /** What binds a kit field to its form: the form and the field's (dot) path in it. */
 interface Binding<T extends FieldValues, Context, Output> {
-  form: Pick<UseFormReturn<T, Context, Output>, 'register' | 'control'>;
+  form: BoundForm<T, Context, Output>;
   name: Path<T>;
   /** Checks of a form without a schema. */
   rules?: RegisterOptions<T, Path<T>>;
 }
 
 /** The field's registration and its error (also a nested one, e.g. `s3.bucket`). */
-function useBinding<T extends FieldValues, Context, Output>({
+export function useBinding<T extends FieldValues, Context, Output>({
   form,
   name,
   rules,
@@ -44,18 +50,20 @@ export function FormField<T extends FieldValues, Context, Output>({
   return <TextField {...field} registration={registration} error={error} />;
 }
 
-/** A labelled select bound to its form by name, with its error below; `id` is also its test ID. */
+/** A labelled select bound to its form by name, with its error below; `id` is also its test ID unless one is given. */
 export function SelectField<T extends FieldValues, Context, Output>({
   form,
   name,
   rules,
   id,
+  testId = id,
   label,
   options,
   choose,
   className,
 }: Binding<T, Context, Output> & {
   id: string;
+  testId?: string;
   label: ReactNode;
   options: readonly { value: string | number; label: string }[];
   /** The label of a first, empty option: nothing is chosen yet. */
@@ -66,7 +74,7 @@ export function SelectField<T extends FieldValues, Context, Output>({
   return (
     <Form.Group className={className} controlId={id}>
       <Form.Label>{label}</Form.Label>
-      <Form.Select isInvalid={!!error} data-testid={id} {...registration}>
+      <Form.Select isInvalid={!!error} data-testid={testId} {...registration}>
         {choose !== undefined && <option value="">{choose}</option>}
         {options.map((option) => (
           <option key={option.value} value={option.value}>

@@ -19,6 +19,12 @@ export function TextField({
   disabled,
   readOnly,
   placeholder,
+  maxLength,
+  min,
+  max,
+  list,
+  controlClassName,
+  labelHidden = false,
   className = 'mb-3',
 }: {
   id: string;
@@ -35,11 +41,20 @@ export function TextField({
   disabled?: boolean;
   readOnly?: boolean;
   placeholder?: string;
+  maxLength?: number;
+  min?: number;
+  max?: number;
+  /** The ID of a `datalist` of suggestions. */
+  list?: string;
+  /** Classes of the input itself (e.g. `font-monospace`); `className` is the group's. */
+  controlClassName?: string;
+  /** The label is for screen readers only: the field sits under a legend that says what it is. */
+  labelHidden?: boolean;
   className?: string;
 }) {
   return (
     <Form.Group className={className} controlId={id}>
-      <Form.Label>{label}</Form.Label>
+      <Form.Label className={labelHidden ? 'visually-hidden' : undefined}>{label}</Form.Label>
       <Form.Control
         type={as ? undefined : type}
         as={as}
@@ -50,6 +65,11 @@ export function TextField({
         disabled={disabled}
         readOnly={readOnly}
         placeholder={placeholder}
+        maxLength={maxLength}
+        min={min}
+        max={max}
+        list={list}
+        className={controlClassName}
         isInvalid={!!error}
         data-testid={id}
         {...registration}

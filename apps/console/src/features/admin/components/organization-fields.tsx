@@ -1,30 +1,37 @@
 import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
 import Row from 'react-bootstrap/Row';
-import type { FieldError as HookFieldError, UseFormRegisterReturn } from 'react-hook-form';
+import type { FieldValues, Path } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { PLAN_NAMES, type PlanNumber } from '@ukiyo/contract';
-import { FieldError } from '@/components/field-error.tsx';
-import { TextField } from '@/components/text-field.tsx';
+import { FormField, SelectField, type BoundForm } from '@/components/form-field.tsx';
 
 export type OrganizationFieldName =
   'name' | 'serviceCode' | 'serviceDomain' | 'plan' | 'isLive' | 'enableTextOverlay' | 'description';
 
-/** Registers one `organization.*` field of the form that holds these fields. */
-export type RegisterOrganizationField = (
-  name: OrganizationFieldName,
-  options?: { valueAsNumber: true },
-) => UseFormRegisterReturn;
-
 const PLANS: readonly PlanNumber[] = [1, 2, 3, 4];
 
-export function OrganizationFields({
-  register,
-  errors,
+/** The organization's text fields, side by side: their test IDs follow the prefix. */
+const TEXT_FIELDS = [
+  { name: 'name', id: 'organization-name', labelKey: 'userCreate.organizationName' },
+  { name: 'serviceCode', id: 'service-code', labelKey: 'userCreate.serviceCode' },
+  {
+    name: 'serviceDomain',
+    id: 'service-domain',
+    labelKey: 'organization.serviceDomain',
+    placeholder: 'www.example.com',
+  },
+] as const;
+
+/** An organization's settings, as an administrator creates or edits them. */
+export function OrganizationFields<T extends FieldValues, Context, Output>({
+  form,
+  field,
   prefix,
 }: {
-  register: RegisterOrganizationField;
-  errors: Partial<Record<OrganizationFieldName, HookFieldError>> | undefined;
+  form: BoundForm<T, Context, Output>;
+  /** Where each of the organization's fields stands in the form (e.g. `organization.name`). */
+  field: (name: OrganizationFieldName) => Path<T>;
   /** Test ID prefix: 'register' or 'organization-edit'. */
   prefix: string;
 }) {
@@ -32,47 +39,21 @@ export function OrganizationFields({
   return (
     <>
       <Row>
+        {TEXT_FIELDS.map(({ name, id, labelKey, ...input }) => (
+          <Col md={6} key={name}>
+            <FormField form={form} name={field(name)} id={`${prefix}-${id}`} label={t(labelKey)} {...input} />
+          </Col>
+        ))}
         <Col md={6}>
-          <TextField
-            id={`${prefix}-organization-name`}
-            label={t('userCreate.organizationName')}
-            registration={register('name')}
-            error={errors?.name}
+          <SelectField
+            form={form}
+            name={field('plan')}
+            rules={{ valueAsNumber: true }}
+            id={`${prefix}-plan`}
+            label={t('userCreate.plan')}
+            options={PLANS.map((plan) => ({ value: plan, label: t(`plan.name.${PLAN_NAMES[plan]}`) }))}
+            className="mb-3"
           />
-        </Col>
-        <Col md={6}>
-          <TextField
-            id={`${prefix}-service-code`}
-            label={t('userCreate.serviceCode')}
-            registration={register('serviceCode')}
-            error={errors?.serviceCode}
-          />
-        </Col>
-        <Col md={6}>
-          <TextField
-            id={`${prefix}-service-domain`}
-            label={t('organization.serviceDomain')}
-            placeholder="www.example.com"
-            registration={register('serviceDomain')}
-            error={errors?.serviceDomain}
-          />
-        </Col>
-        <Col md={6}>
-          <Form.Group className="mb-3" controlId={`${prefix}-plan`}>
-            <Form.Label>{t('userCreate.plan')}</Form.Label>
-            <Form.Select
-              isInvalid={!!errors?.plan}
-              data-testid={`${prefix}-plan`}
-              {...register('plan', { valueAsNumber: true })}
-            >
-              {PLANS.map((plan) => (
-                <option key={plan} value={plan}>
-                  {t(`plan.name.${PLAN_NAMES[plan]}`)}
-                </option>
-              ))}
-            </Form.Select>
-            <FieldError error={errors?.plan} />
-          </Form.Group>
         </Col>
       </Row>
       <div className="d-flex flex-wrap gap-4 mb-3">
@@ -81,23 +62,23 @@ export function OrganizationFields({
           id={`${prefix}-is-live`}
           label={t('userCreate.isLive')}
           data-testid={`${prefix}-is-live`}
-          {...register('isLive')}
+          {...form.register(field('isLive'))}
         />
         <Form.Check
           type="switch"
           id={`${prefix}-text-overlay`}
           label={t('userCreate.enableTextOverlay')}
           data-testid={`${prefix}-text-overlay`}
-          {...register('enableTextOverlay')}
+          {...form.register(field('enableTextOverlay'))}
         />
       </div>
-      <TextField
+      <FormField
+        form={form}
+        name={field('description')}
         id={`${prefix}-description`}
         label={t('organization.description')}
         as="textarea"
         rows={3}
-        registration={register('description')}
-        error={errors?.description}
       />
     </>
   );

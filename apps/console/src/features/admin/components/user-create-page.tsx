@@ -29,10 +29,11 @@ import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { PermissionField } from '@/components/permission-checkboxes.tsx';
 import { SubmitButton } from '@/components/submit-button.tsx';
-import { TextField } from '@/components/text-field.tsx';
+import { FormField } from '@/components/form-field.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
 import { LinkButton } from '@/components/link-button.tsx';
-import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { flash } from '@/lib/flash.ts';
 import { useAdminOrganizations, useRegister, useUpdateOrganization } from '@/features/admin/api/admin-api.ts';
 import { OrganizationFields } from './organization-fields.tsx';
@@ -67,19 +68,12 @@ function accountsOf(organizations: readonly Organization[]): SakuraAccount[] {
 
 function RegisterForm({ organizations }: { organizations: readonly Organization[] }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const registration = useRegister();
   const accounts = accountsOf(organizations);
   const [existing, setExisting] = useState(false);
-  const {
-    register,
-    control,
-    handleSubmit,
-    setError,
-    setValue,
-    reset,
-    formState: { errors },
-  } = useForm({ resolver: zodResolver(registerSchema), defaultValues: emptyRegistration });
+  const form = useForm({ resolver: zodResolver(registerSchema), defaultValues: emptyRegistration });
+  const { register, control, setValue } = form;
+  const { errors } = form.formState;
 
   // An existing account is named by its ID; its code and name travel along as they are.
   const chooseAccount = (id: number) => {
@@ -93,8 +87,9 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
     chooseAccount(useExisting ? (accounts[0]?.sakuraAccountID ?? 0) : 0);
   };
 
-  const submit = handleSubmit(async ({ confirmation: _confirmation, ...input }) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'organization',
+    send: async ({ confirmation: _confirmation, ...input }) => {
       const result = await registration.mutateAsync(input);
       flash.now({
         variant: 'success',
@@ -102,16 +97,14 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
         params: { organization: result.organization.name, email: result.user.emailAddress },
         action: 'organization',
       });
-      reset(emptyRegistration);
+      form.reset(emptyRegistration);
       setExisting(false);
-    } catch (error) {
-      handleError(error, { setError, action: 'organization' });
-    }
+    },
   });
 
   const accountID = useWatch({ control, name: 'sakuraAccount.sakuraAccountID' });
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="register-form">
+    <Form noValidate onSubmit={submit} data-testid="register-form">
       <fieldset className="mb-4">
         <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.account')}</legend>
         <div className="d-flex flex-wrap gap-4 mb-3">
@@ -155,19 +148,19 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
         ) : (
           <Row>
             <Col md={6}>
-              <TextField
+              <FormField
+                form={form}
+                name="sakuraAccount.sakuraMemberCode"
                 id="register-member-code"
                 label={t('userCreate.memberCode')}
-                registration={register('sakuraAccount.sakuraMemberCode')}
-                error={errors.sakuraAccount?.sakuraMemberCode}
               />
             </Col>
             <Col md={6}>
-              <TextField
+              <FormField
+                form={form}
+                name="sakuraAccount.name"
                 id="register-account-name"
                 label={t('userCreate.accountName')}
-                registration={register('sakuraAccount.name')}
-                error={errors.sakuraAccount?.name}
               />
             </Col>
           </Row>
@@ -175,11 +168,7 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
       </fieldset>
       <fieldset className="mb-4">
         <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.organization')}</legend>
-        <OrganizationFields
-          register={(name, options) => register(`organization.${name}`, options)}
-          errors={errors.organization}
-          prefix="register"
-        />
+        <OrganizationFields form={form} field={(name) => `organization.${name}` as const} prefix="register" />
       </fieldset>
       <fieldset className="mb-4">
         <legend className="h6 border-bottom pb-2 mb-3">{t('userCreate.user')}</legend>
@@ -209,14 +198,8 @@ function RegisterForm({ organizations }: { organizations: readonly Organization[
 function EditOrganizationForm({ organization }: { organization: Organization }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
-  const handleError = useApiErrorHandler();
   const update = useUpdateOrganization();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm({
+  const form = useForm({
     resolver: zodResolver(operations['admin.update_organization'].input),
     defaultValues: {
       organization: {
@@ -231,9 +214,9 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
       },
     },
   });
-
-  const submit = handleSubmit(async (input) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'organization',
+    send: async (input) => {
       await update.mutateAsync(input);
       flash.next({
         variant: 'success',
@@ -242,13 +225,11 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
         action: 'organization',
       });
       await navigate(paths.userCreate());
-    } catch (error) {
-      handleError(error, { setError, action: 'organization' });
-    }
+    },
   });
 
   return (
-    <Form noValidate onSubmit={(event) => void submit(event)} data-testid="organization-edit-form">
+    <Form noValidate onSubmit={submit} data-testid="organization-edit-form">
       <p className="small text-body-secondary">
         {t('userCreate.editLead', {
           memberCode: organization.sakuraAccount.sakuraMemberCode,
@@ -256,8 +237,8 @@ function EditOrganizationForm({ organization }: { organization: Organization }) 
         })}
       </p>
       <OrganizationFields
-        register={(name, options) => register(`organization.${name}`, options)}
-        errors={errors.organization}
+        form={form}
+        field={(name) => `organization.${name}` as const}
         prefix="organization-edit"
       />
       <FormActions

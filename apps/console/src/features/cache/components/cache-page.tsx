@@ -12,12 +12,13 @@ import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
-import { FieldError } from '@/components/field-error.tsx';
+import { FormField } from '@/components/form-field.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { callApi } from '@/lib/api-client.ts';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { useOriginChoices } from '@/features/origin/api/origin-api.ts';
+import { OriginSelectField } from './origin-select-field.tsx';
 import { PrefixPurgeCard } from './prefix-purge-card.tsx';
 
 interface CacheForm {
@@ -43,14 +44,10 @@ export function CachePage() {
     mutationFn: ({ action, originID, url }: { action: Action; originID: number; url: string }) =>
       callApi(action === 'lookup' ? 'cache.lookup' : 'cache.delete', { originID, url }),
   });
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm<CacheForm>({
+  const form = useForm<CacheForm>({
     defaultValues: { originID: search.get('origin') ?? '', url: search.get('url') ?? '' },
   });
+  const { handleSubmit, setError } = form;
 
   /** `confirmed`: the user said yes to deleting (asked once the form is valid). */
   const run = (action: Action, confirmed = false) =>
@@ -86,35 +83,18 @@ export function CachePage() {
           <Form noValidate onSubmit={(event) => void run('lookup')(event)} data-testid="cache-form">
             <Row className="g-3 align-items-start">
               <Col md={4}>
-                <Form.Group controlId="cache-origin">
-                  <Form.Label>{t('cache.origin')}</Form.Label>
-                  <Form.Select
-                    isInvalid={!!errors.originID}
-                    {...register('originID')}
-                    data-testid="cache-origin"
-                  >
-                    <option value="">{t('cache.selectOrigin')}</option>
-                    {list.map((origin) => (
-                      <option key={origin.originID} value={origin.originID}>
-                        {origin.originName || origin.name}
-                      </option>
-                    ))}
-                  </Form.Select>
-                  <FieldError error={errors.originID} />
-                </Form.Group>
+                <OriginSelectField form={form} name="originID" id="cache-origin" origins={list} />
               </Col>
               <Col md={8}>
-                <Form.Group controlId="cache-url">
-                  <Form.Label>{t('cache.url')}</Form.Label>
-                  <Form.Control
-                    placeholder="https://abc123.img.example.com/w=400/photos/cat.jpg"
-                    isInvalid={!!errors.url}
-                    {...register('url')}
-                    data-testid="cache-url"
-                  />
-                  <FieldError error={errors.url} />
-                  <Form.Text>{t('cache.urlHelp')}</Form.Text>
-                </Form.Group>
+                <FormField
+                  form={form}
+                  name="url"
+                  id="cache-url"
+                  label={t('cache.url')}
+                  placeholder="https://abc123.img.example.com/w=400/photos/cat.jpg"
+                  help={t('cache.urlHelp')}
+                  className=""
+                />
               </Col>
             </Row>
             <div className="d-flex gap-2 mt-4">

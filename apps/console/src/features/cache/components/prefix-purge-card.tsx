@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
@@ -6,17 +6,20 @@ import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
 import Row from 'react-bootstrap/Row';
 import { useMutation } from '@tanstack/react-query';
+import { useForm, useWatch } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
 import { callApi } from '@/lib/api-client.ts';
 import { useApiErrorHandler } from '@/lib/api-errors.ts';
+import { FormField } from '@/components/form-field.tsx';
+import { OriginSelectField, type OriginChoice } from './origin-select-field.tsx';
 
 type Scope = 'prefix' | 'origin';
 
-interface OriginChoice {
-  originID: number;
-  name: string;
-  originName: string;
+interface PurgeForm {
+  originID: string;
+  scope: Scope;
+  prefix: string;
 }
 
 /** The path prefix as the operation takes it: with its leading slash. */
@@ -32,29 +35,26 @@ function slashed(prefix: string): string {
 export function PrefixPurgeCard({ origins }: { origins: readonly OriginChoice[] }) {
   const { t } = useTranslation();
   const handleError = useApiErrorHandler();
-  const [originID, setOriginID] = useState('');
-  const [scope, setScope] = useState<Scope>('prefix');
-  const [prefix, setPrefix] = useState('');
-  const [problem, setProblem] = useState<'cache.selectOrigin' | 'cache.prefixRequired' | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [purged, setPurged] = useState<{ images: number } | null>(null);
   const purge = useMutation({
     mutationFn: (input: { originID: number; pathPrefix: string }) => callApi('cache.purge_prefix', input),
   });
+  const form = useForm<PurgeForm>({ defaultValues: { originID: '', scope: 'prefix', prefix: '' } });
+  const [originID, scope, prefix] = useWatch({
+    control: form.control,
+    name: ['originID', 'scope', 'prefix'],
+  });
   const pathPrefix = scope === 'origin' ? '/' : slashed(prefix);
   const origin = origins.find((choice) => String(choice.originID) === originID);
 
-  const ask = (event: FormEvent) => {
-    event.preventDefault();
+  const ask = form.handleSubmit(() => {
     setPurged(null);
-    const missing = !origin
-      ? 'cache.selectOrigin'
-      : scope === 'prefix' && !prefix.trim()
-        ? 'cache.prefixRequired'
-        : null;
-    setProblem(missing);
-    if (!missing) setConfirming(true);
-  };
+    if (!origin) form.setError('originID', { message: 'cache.selectOrigin' });
+    else if (scope === 'prefix' && !prefix.trim())
+      form.setError('prefix', { message: 'cache.prefixRequired' });
+    else setConfirming(true);
+  });
   const confirm = async () => {
     setConfirming(false);
     try {
@@ -65,68 +65,44 @@ export function PrefixPurgeCard({ origins }: { origins: readonly OriginChoice[] 
   };
 
   const originLabel = origin ? origin.originName || origin.name : '';
+  const scopeChoice = (value: Scope, labelKey: string) => (
+    <Form.Check
+      type="radio"
+      id={`cache-purge-scope-${value}`}
+      value={value}
+      label={t(labelKey)}
+      {...form.register('scope')}
+      data-testid={`cache-purge-scope-${value}`}
+    />
+  );
   return (
     <Card className="shadow-sm border-0 mb-4" data-testid="cache-purge-card">
       <Card.Body className="p-4">
         <h2 className="h5">{t('cache.purgeTitle')}</h2>
         <p className="text-body-secondary small">{t('cache.purgeLead')}</p>
-        <Form noValidate onSubmit={ask} data-testid="cache-purge-form">
+        <Form noValidate onSubmit={(event) => void ask(event)} data-testid="cache-purge-form">
           <Row className="g-3 align-items-start">
             <Col md={4}>
-              <Form.Group controlId="cache-purge-origin">
-                <Form.Label>{t('cache.origin')}</Form.Label>
-                <Form.Select
-                  value={originID}
-                  isInvalid={problem === 'cache.selectOrigin'}
-                  onChange={(event) => setOriginID(event.target.value)}
-                  data-testid="cache-purge-origin"
-                >
-                  <option value="">{t('cache.selectOrigin')}</option>
-                  {origins.map((choice) => (
-                    <option key={choice.originID} value={choice.originID}>
-                      {choice.originName || choice.name}
-                    </option>
-                  ))}
-                </Form.Select>
-                <Form.Control.Feedback type="invalid">{t('cache.selectOrigin')}</Form.Control.Feedback>
-              </Form.Group>
+              <OriginSelectField form={form} name="originID" id="cache-purge-origin" origins={origins} />
             </Col>
             <Col md={8}>
               <fieldset>
                 <legend className="form-label fs-6">{t('cache.purgeScope')}</legend>
-                <Form.Check
-                  type="radio"
-                  id="cache-purge-scope-prefix"
-                  name="cache-purge-scope"
-                  label={t('cache.purgeScopePrefix')}
-                  checked={scope === 'prefix'}
-                  onChange={() => setScope('prefix')}
-                  data-testid="cache-purge-scope-prefix"
-                />
+                {scopeChoice('prefix', 'cache.purgeScopePrefix')}
                 {scope === 'prefix' && (
-                  <Form.Group controlId="cache-purge-prefix" className="ms-4 my-2">
-                    <Form.Label className="visually-hidden">{t('cache.purgePrefix')}</Form.Label>
-                    <Form.Control
-                      value={prefix}
-                      maxLength={4096}
-                      placeholder="/photos/2024/"
-                      isInvalid={problem === 'cache.prefixRequired'}
-                      onChange={(event) => setPrefix(event.target.value)}
-                      data-testid="cache-purge-prefix"
-                    />
-                    <Form.Control.Feedback type="invalid">{t('cache.prefixRequired')}</Form.Control.Feedback>
-                    <Form.Text>{t('cache.purgePrefixHelp')}</Form.Text>
-                  </Form.Group>
+                  <FormField
+                    form={form}
+                    name="prefix"
+                    id="cache-purge-prefix"
+                    label={t('cache.purgePrefix')}
+                    labelHidden
+                    maxLength={4096}
+                    placeholder="/photos/2024/"
+                    help={t('cache.purgePrefixHelp')}
+                    className="ms-4 my-2"
+                  />
                 )}
-                <Form.Check
-                  type="radio"
-                  id="cache-purge-scope-origin"
-                  name="cache-purge-scope"
-                  label={t('cache.purgeScopeOrigin')}
-                  checked={scope === 'origin'}
-                  onChange={() => setScope('origin')}
-                  data-testid="cache-purge-scope-origin"
-                />
+                {scopeChoice('origin', 'cache.purgeScopeOrigin')}
               </fieldset>
             </Col>
           </Row>

@@ -1,7 +1,7 @@
 import Alert from 'react-bootstrap/Alert';
 import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
-import { useForm, type UseFormRegisterReturn } from 'react-hook-form';
+import { useForm, type UseFormReturn } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import {
@@ -16,8 +16,10 @@ import {
 import { paths } from '@/app/paths.ts';
 import { FieldError } from '@/components/field-error.tsx';
 import { FormActions } from '@/components/form-actions.tsx';
+import { useBinding } from '@/components/form-field.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
-import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
+import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { usePlanFeatures } from '@/lib/plan-features.ts';
@@ -27,29 +29,37 @@ import { hasCustomDomain, tlsState } from '@/features/origin/origin-display.ts';
 import { OriginLoader, useOriginParam } from './origin-loader.tsx';
 import { TlsBadge } from './tls-badge.tsx';
 
-interface CertificateForm {
-  certificate: string;
-  intermediateCertificate: string;
-  privateKey: string;
-}
+/** The PEM parts of an upload, in the order the form asks for them. */
+const PEM_FIELDS = [
+  { name: 'certificate', id: 'origin-cert-certificate', part: 'certificate', required: true },
+  { name: 'intermediateCertificate', id: 'origin-cert-intermediate', part: 'intermediate', required: false },
+  { name: 'privateKey', id: 'origin-cert-key', part: 'privateKey', required: true },
+] as const;
 
-/** A PEM textarea that can also be filled from a file. */
+type CertificateForm = Record<(typeof PEM_FIELDS)[number]['name'], string>;
+
+/** A PEM textarea bound to its form, that can also be filled from a file. */
 function PemField({
+  form,
+  name,
   id,
   label,
   help,
-  registration,
-  error,
-  onFile,
+  required,
 }: {
+  form: Pick<UseFormReturn<CertificateForm>, 'register' | 'control' | 'setValue'>;
+  name: keyof CertificateForm;
   id: string;
   label: string;
   help: string;
-  registration: UseFormRegisterReturn;
-  error: { message?: string } | undefined;
-  onFile: (text: string) => void;
+  required: boolean;
 }) {
   const { t } = useTranslation();
+  const { registration, error } = useBinding({
+    form,
+    name,
+    rules: required ? { required: 'validation.required' } : undefined,
+  });
   return (
     <Form.Group className="mb-4" controlId={id}>
       <Form.Label>{label}</Form.Label>
@@ -74,7 +84,7 @@ function PemField({
             accept=".pem,.crt,.cer,.key,text/plain"
             onChange={(event) => {
               const file = event.target.files?.[0];
-              if (file) void file.text().then(onFile);
+              if (file) void file.text().then((text) => form.setValue(name, text, { shouldDirty: true }));
             }}
           />
         </label>
@@ -121,30 +131,19 @@ function CurrentCertificate({ origin }: { origin: Origin }) {
 
 function CertificateUpload({ origin }: { origin: Origin }) {
   const { t } = useTranslation();
-  const handleError = useApiErrorHandler();
   const upload = useUploadCertificate();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    setValue,
-    reset,
-    formState: { errors },
-  } = useForm<CertificateForm>({
+  const form = useForm<CertificateForm>({
     defaultValues: { certificate: '', intermediateCertificate: '', privateKey: '' },
   });
-  const submit = handleSubmit(async (values) => {
-    try {
+  const submit = useFormSubmit(form, {
+    action: 'certificate',
+    send: async (values) => {
       await upload.mutateAsync({ originID: origin.originID, ...values });
       flash.now({ variant: 'success', key: 'origin.cert.uploaded', action: 'certificate' });
       // The key is not kept in the page once the server holds it.
-      reset();
-    } catch (error) {
-      handleError(error, { setError, action: 'certificate' });
-    }
+      form.reset();
+    },
   });
-  const fill = (field: keyof CertificateForm) => (text: string) =>
-    setValue(field, text, { shouldDirty: true });
 
   return (
     <>
@@ -152,31 +151,18 @@ function CertificateUpload({ origin }: { origin: Origin }) {
       <Card className="shadow-sm border-0">
         <Card.Body className="p-4">
           <p className="small text-body-secondary">{t('origin.cert.lead', { domain: origin.originName })}</p>
-          <Form noValidate onSubmit={(event) => void submit(event)} data-testid="origin-cert-form">
-            <PemField
-              id="origin-cert-certificate"
-              label={t('origin.cert.certificate')}
-              help={t('origin.cert.certificateHelp')}
-              registration={register('certificate', { required: 'validation.required' })}
-              error={errors.certificate}
-              onFile={fill('certificate')}
-            />
-            <PemField
-              id="origin-cert-intermediate"
-              label={t('origin.cert.intermediate')}
-              help={t('origin.cert.intermediateHelp')}
-              registration={register('intermediateCertificate')}
-              error={errors.intermediateCertificate}
-              onFile={fill('intermediateCertificate')}
-            />
-            <PemField
-              id="origin-cert-key"
-              label={t('origin.cert.privateKey')}
-              help={t('origin.cert.privateKeyHelp')}
-              registration={register('privateKey', { required: 'validation.required' })}
-              error={errors.privateKey}
-              onFile={fill('privateKey')}
-            />
+          <Form noValidate onSubmit={submit} data-testid="origin-cert-form">
+            {PEM_FIELDS.map(({ name, id, part, required }) => (
+              <PemField
+                key={name}
+                form={form}
+                name={name}
+                id={id}
+                label={t(`origin.cert.${part}`)}
+                help={t(`origin.cert.${part}Help`)}
+                required={required}
+              />
+            ))}
             <FormActions
               busy={upload.isPending}
               submitLabel={t('origin.cert.submit')}

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Badge from 'react-bootstrap/Badge';
-import Button from 'react-bootstrap/Button';
 import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
@@ -10,7 +9,8 @@ import Spinner from 'react-bootstrap/Spinner';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
 import { CopyButton } from '@/components/copy-button.tsx';
-import { FieldError } from '@/components/field-error.tsx';
+import { FormField, SelectField } from '@/components/form-field.tsx';
+import { SubmitButton } from '@/components/submit-button.tsx';
 import { formatCount } from '@/lib/usage-format.ts';
 import { useImageInfo } from '@/features/preview/image-info.ts';
 import {
@@ -269,7 +269,7 @@ export function PreviewTester({
   const { t } = useTranslation();
   const [requested, setRequested] = useState<Requested | null>(null);
   const [busy, setBusy] = useState(false);
-  const { register, handleSubmit, setError, formState } = useForm<PreviewForm>({
+  const form = useForm<PreviewForm>({
     defaultValues: {
       originKey: origins[0]?.key ?? '',
       path: initialPath,
@@ -283,6 +283,7 @@ export function PreviewTester({
     },
   });
 
+  const { handleSubmit, setError } = form;
   const submit = handleSubmit(async ({ originKey, path, compare, ...controls }) => {
     if (!originKey) return setError('originKey', { message: 'cache.selectOrigin' });
     if (!path.trim()) return setError('path', { message: 'validation.required' });
@@ -321,129 +322,113 @@ export function PreviewTester({
     }
   }, [initialPath, origins.length, submit]);
 
-  const { errors } = formState;
   return (
     <Row className="g-4">
       <Col lg={4}>
         <Card className="shadow-sm border-0">
           <Card.Body className="p-4">
             <Form noValidate onSubmit={(event) => void submit(event)} data-testid="preview-form">
-              <Form.Group className="mb-3" controlId="preview-origin">
-                <Form.Label>{t('preview.origin')}</Form.Label>
-                <Form.Select
-                  isInvalid={!!errors.originKey}
-                  {...register('originKey')}
-                  data-testid="preview-origin"
-                >
-                  {origins.length !== 1 && <option value="">{t('cache.selectOrigin')}</option>}
-                  {origins.map((origin) => (
-                    <option key={origin.key} value={origin.key}>
-                      {origin.label}
-                    </option>
+              <SelectField
+                form={form}
+                name="originKey"
+                id="preview-origin"
+                label={t('preview.origin')}
+                // A single origin is chosen already: there is nothing to choose between.
+                choose={origins.length !== 1 ? t('cache.selectOrigin') : undefined}
+                options={origins.map((origin) => ({ value: origin.key, label: origin.label }))}
+                className="mb-3"
+              />
+              <FormField
+                form={form}
+                name="path"
+                id="preview-path"
+                label={t('preview.path')}
+                list={samplePaths ? 'preview-samples' : undefined}
+                placeholder="/photos/cat.jpg"
+                help={samplePaths && t('preview.samplesHelp', { paths: samplePaths.join(', ') })}
+              />
+              {samplePaths && (
+                <datalist id="preview-samples">
+                  {samplePaths.map((path) => (
+                    <option key={path} value={path} />
                   ))}
-                </Form.Select>
-                <FieldError error={errors.originKey} />
-              </Form.Group>
-              <Form.Group className="mb-3" controlId="preview-path">
-                <Form.Label>{t('preview.path')}</Form.Label>
-                <Form.Control
-                  list={samplePaths ? 'preview-samples' : undefined}
-                  isInvalid={!!errors.path}
-                  placeholder="/photos/cat.jpg"
-                  {...register('path')}
-                  data-testid="preview-path"
-                />
-                <FieldError error={errors.path} />
-                {samplePaths && (
-                  <datalist id="preview-samples">
-                    {samplePaths.map((path) => (
-                      <option key={path} value={path} />
-                    ))}
-                  </datalist>
-                )}
-                {samplePaths && (
-                  <Form.Text>{t('preview.samplesHelp', { paths: samplePaths.join(', ') })}</Form.Text>
-                )}
-              </Form.Group>
+                </datalist>
+              )}
               <Row className="g-2 mb-3">
-                <Col xs={6}>
-                  <Form.Group controlId="preview-width">
-                    <Form.Label>{t('preview.width')}</Form.Label>
-                    <Form.Control type="number" min={1} {...register('width')} data-testid="preview-width" />
-                  </Form.Group>
-                </Col>
-                <Col xs={6}>
-                  <Form.Group controlId="preview-height">
-                    <Form.Label>{t('preview.height')}</Form.Label>
-                    <Form.Control
+                {(['width', 'height'] as const).map((side) => (
+                  <Col xs={6} key={side}>
+                    <FormField
+                      form={form}
+                      name={side}
+                      id={`preview-${side}`}
+                      label={t(`preview.${side}`)}
                       type="number"
                       min={1}
-                      {...register('height')}
-                      data-testid="preview-height"
+                      className=""
                     />
-                  </Form.Group>
-                </Col>
+                  </Col>
+                ))}
               </Row>
-              <Form.Group className="mb-3" controlId="preview-mode">
-                <Form.Label>{t('preview.mode')}</Form.Label>
-                <Form.Select {...register('mode')} data-testid="preview-mode">
-                  <option value="">{t('preview.modeDefault')}</option>
-                  {(['0', '1', '2', '3'] as const).map((mode) => (
-                    <option key={mode} value={mode}>
-                      {t(`preview.mode${mode}`)}
-                    </option>
-                  ))}
-                </Form.Select>
-              </Form.Group>
+              <SelectField
+                form={form}
+                name="mode"
+                id="preview-mode"
+                label={t('preview.mode')}
+                choose={t('preview.modeDefault')}
+                options={(['0', '1', '2', '3'] as const).map((mode) => ({
+                  value: mode,
+                  label: t(`preview.mode${mode}`),
+                }))}
+                className="mb-3"
+              />
               <Row className="g-2 mb-3">
                 <Col xs={7}>
-                  <Form.Group controlId="preview-format">
-                    <Form.Label>{t('preview.format')}</Form.Label>
-                    <Form.Select {...register('format')} data-testid="preview-format-select">
-                      {FORMATS.map((format) => (
-                        <option key={format} value={format}>
-                          {format === '' ? t('preview.formatDefault') : format}
-                        </option>
-                      ))}
-                    </Form.Select>
-                  </Form.Group>
+                  <SelectField
+                    form={form}
+                    name="format"
+                    id="preview-format"
+                    testId="preview-format-select"
+                    label={t('preview.format')}
+                    options={FORMATS.map((format) => ({
+                      value: format,
+                      label: format === '' ? t('preview.formatDefault') : format,
+                    }))}
+                  />
                 </Col>
                 <Col xs={5}>
-                  <Form.Group controlId="preview-quality">
-                    <Form.Label>{t('preview.quality')}</Form.Label>
-                    <Form.Control
-                      type="number"
-                      min={0}
-                      max={100}
-                      placeholder="auto"
-                      {...register('quality')}
-                      data-testid="preview-quality"
-                    />
-                  </Form.Group>
+                  <FormField
+                    form={form}
+                    name="quality"
+                    id="preview-quality"
+                    label={t('preview.quality')}
+                    type="number"
+                    min={0}
+                    max={100}
+                    placeholder="auto"
+                    className=""
+                  />
                 </Col>
               </Row>
-              <Form.Group className="mb-3" controlId="preview-extra">
-                <Form.Label>{t('preview.extra')}</Form.Label>
-                <Form.Control
-                  className="font-monospace"
-                  placeholder="blur=5x2,grayscale=100"
-                  {...register('extra')}
-                  data-testid="preview-extra"
-                />
-                <Form.Text>{t('preview.extraHelp')}</Form.Text>
-              </Form.Group>
+              <FormField
+                form={form}
+                name="extra"
+                id="preview-extra"
+                label={t('preview.extra')}
+                controlClassName="font-monospace"
+                placeholder="blur=5x2,grayscale=100"
+                help={t('preview.extraHelp')}
+              />
               <Form.Check
                 type="switch"
                 id="preview-compare-switch"
                 className="mb-3"
                 label={t('preview.compare')}
-                {...register('compare')}
+                {...form.register('compare')}
                 data-testid="preview-compare-switch"
               />
-              <Button type="submit" className="w-100" disabled={busy} data-testid="preview-submit">
-                {busy && <Spinner size="sm" className="me-2" aria-hidden="true" />}
+              <SubmitButton busy={busy} testId="preview-submit" className="w-100">
                 {t('preview.submit')}
-              </Button>
+              </SubmitButton>
             </Form>
           </Card.Body>
         </Card>
