@@ -17,6 +17,7 @@ import { usePlanFeatures } from '@/lib/plan-features.ts';
 import { useDeleteUser, useUsers } from '@/features/member/api/member-api.ts';
 import { useToggleEnabled } from './use-toggle-enabled.ts';
 import { PermissionBadges } from './permission-badges.tsx';
+import { EnabledBadge } from '@/components/enabled-badge.tsx';
 
 function MemberRow({
   user,
@@ -47,13 +48,7 @@ function MemberRow({
         <PermissionBadges mask={user.permission} />
       </td>
       <td>
-        <Badge
-          bg={user.enabled ? 'success' : 'secondary'}
-          data-testid="member-enabled"
-          data-enabled={user.enabled}
-        >
-          {t(user.enabled ? 'common.enabled' : 'common.disabled')}
-        </Badge>
+        <EnabledBadge enabled={user.enabled} testId="member-enabled" />
       </td>
       <td className="text-nowrap small" data-testid="member-activated">
         {user.activatedAt ? (

@@ -26,6 +26,7 @@ import { useOrganizations, useUpdateUser, useUser } from '@/features/member/api/
 import { MemberAccessFields } from './member-access-fields.tsx';
 import { useAccountOrganizations } from './use-account-organizations.ts';
 import { useToggleEnabled } from './use-toggle-enabled.ts';
+import { EnabledBadge } from '@/components/enabled-badge.tsx';
 
 const schema = operations['user.update'].input
   .omit({ oldEmailAddress: true, password: true })
@@ -48,14 +49,7 @@ function StatusCard({ user, self }: { user: User; self: boolean }) {
       <Card.Body className="d-flex flex-wrap align-items-center justify-content-between gap-3">
         <div>
           <div className="small text-body-secondary">{t('member.status')}</div>
-          <Badge
-            bg={user.enabled ? 'success' : 'secondary'}
-            className="me-2"
-            data-testid="member-enabled"
-            data-enabled={user.enabled}
-          >
-            {t(user.enabled ? 'common.enabled' : 'common.disabled')}
-          </Badge>
+          <EnabledBadge enabled={user.enabled} testId="member-enabled" className="me-2" />
           {user.activatedAt ? (
             <span className="small text-body-secondary">
               {t('member.activatedOn', { date: formatDateTime(user.activatedAt, i18n.language) })}

@@ -6,10 +6,10 @@ import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { paths } from '@/app/paths.ts';
 import { ConfirmModal } from '@/components/confirm-modal.tsx';
-import { CopyButton } from '@/components/copy-button.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useRotateWebhookSecret, useWebhookSecret } from '@/features/organization/api/organization-api.ts';
+import { SecretValue } from '@/components/secret-value.tsx';
 
 /**
  * The live organization's webhook signing secret (Standard Webhooks): when it was made, and a
@@ -57,12 +57,7 @@ export function WebhookSecretCard() {
             <Alert variant="warning" className="small">
               {t('webhookSecret.onceWarning')}
             </Alert>
-            <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
-              <code className="secret-value" data-testid="webhook-secret-value">
-                {shown}
-              </code>
-              <CopyButton text={shown} testId="webhook-secret-copy" />
-            </div>
+            <SecretValue value={shown} testId="webhook-secret-value" className="mb-3" />
           </div>
         )}
         <Button

@@ -14,7 +14,6 @@ import {
   type Operations,
 } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
-import { CopyButton } from '@/components/copy-button.tsx';
 import { FieldError } from '@/components/field-error.tsx';
 import { FormActions } from '@/components/form-actions.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
@@ -26,6 +25,7 @@ import { tokenGrantableMask, withBit } from '@/lib/permission-choices.ts';
 import { useSession } from '@/lib/session.ts';
 import { useAddToken } from '@/features/token/api/token-api.ts';
 import { LinkButton } from '@/components/link-button.tsx';
+import { SecretValue } from '@/components/secret-value.tsx';
 
 type Issued = OperationOutput<Operations['auth_token.add']>;
 
@@ -107,20 +107,12 @@ function IssuedToken({ issued, onAnother }: { issued: Issued; onAnother: () => v
         </Alert>
         <dl className="mb-4">
           <dt className="mb-1">{t('token.secret')}</dt>
-          <dd className="d-flex flex-wrap align-items-center gap-2 mb-3">
-            <code className="secret-value" data-testid="token-secret">
-              {issued.authToken.token}
-            </code>
-            <CopyButton text={issued.authToken.token} testId="token-secret-copy" />
+          <dd className="mb-3">
+            <SecretValue value={issued.authToken.token} testId="token-secret" />
           </dd>
           <dt className="mb-1">{t('token.encoded')}</dt>
           <dd className="mb-0">
-            <div className="d-flex flex-wrap align-items-center gap-2">
-              <code className="secret-value" data-testid="token-encoded">
-                {issued.encodedToken}
-              </code>
-              <CopyButton text={issued.encodedToken} testId="token-encoded-copy" />
-            </div>
+            <SecretValue value={issued.encodedToken} testId="token-encoded" />
             <div className="small text-body-secondary mt-2">{t('token.encodedHelp')}</div>
           </dd>
         </dl>

@@ -1,5 +1,4 @@
 import { useMemo, useState } from 'react';
-import Button from 'react-bootstrap/Button';
 import ButtonGroup from 'react-bootstrap/ButtonGroup';
 import Card from 'react-bootstrap/Card';
 import Col from 'react-bootstrap/Col';
@@ -17,6 +16,7 @@ import { formatBytes, formatCount, monthDays, type YearMonth } from '@/lib/usage
 import { useOriginStatistics, type Granularity } from '@/features/usage/api/usage-api.ts';
 import { EChartFrame, type ChartOption } from './echart-frame.tsx';
 import { UsageFigures } from './usage-figure.tsx';
+import { ChoiceButton } from '@/components/choice-button.tsx';
 
 type Statistics = OperationOutput<Operations['statistics.origins']>;
 type Figures = Statistics['total'];
@@ -168,15 +168,14 @@ export function DeliveryAnalytics({ month }: { month: YearMonth }) {
           </Form.Select>
           <ButtonGroup size="sm" aria-label={t('analytics.granularity')}>
             {(['day', 'hour'] as const).map((value) => (
-              <Button
+              <ChoiceButton
                 key={value}
-                variant={granularity === value ? 'secondary' : 'outline-secondary'}
-                aria-pressed={granularity === value}
-                onClick={() => setGranularity(value)}
-                data-testid={`analytics-granularity-${value}`}
+                chosen={granularity === value}
+                onChoose={() => setGranularity(value)}
+                testId={`analytics-granularity-${value}`}
               >
                 {t(`analytics.per.${value}`)}
-              </Button>
+              </ChoiceButton>
             ))}
           </ButtonGroup>
         </div>
@@ -251,16 +250,15 @@ export function DeliveryAnalytics({ month }: { month: YearMonth }) {
             <h3 className="h6 mb-0">{t('analytics.top')}</h3>
             <div className="d-flex flex-wrap gap-1" role="group" aria-label={t('analytics.top')}>
               {TOP_LISTS.map((value) => (
-                <Button
+                <ChoiceButton
                   key={value}
                   size="sm"
-                  variant={list === value ? 'secondary' : 'outline-secondary'}
-                  aria-pressed={list === value}
-                  onClick={() => setList(value)}
-                  data-testid={`analytics-top-${value}`}
+                  chosen={list === value}
+                  onChoose={() => setList(value)}
+                  testId={`analytics-top-${value}`}
                 >
                   {t(`analytics.list.${value}`)}
-                </Button>
+                </ChoiceButton>
               ))}
             </div>
           </div>

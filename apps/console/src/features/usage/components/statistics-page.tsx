@@ -29,6 +29,7 @@ import { DailyChart, type ChartSeries } from './daily-chart.tsx';
 import { DeliveryAnalytics } from './delivery-analytics.tsx';
 import { MonthPicker, useSelectedMonth } from './month-picker.tsx';
 import { UsagePanel } from './usage-panel.tsx';
+import { ChoiceButton } from '@/components/choice-button.tsx';
 
 interface Usage {
   requests: number;
@@ -248,14 +249,13 @@ function StatisticsView({
   };
 
   const metricButton = (value: typeof metric, label: string) => (
-    <Button
-      variant={metric === value ? 'secondary' : 'outline-secondary'}
-      aria-pressed={metric === value}
-      onClick={() => setMetric(value)}
-      data-testid={`stats-metric-${value}`}
+    <ChoiceButton
+      chosen={metric === value}
+      onChoose={() => setMetric(value)}
+      testId={`stats-metric-${value}`}
     >
       {label}
-    </Button>
+    </ChoiceButton>
   );
 
   return (

@@ -30,6 +30,7 @@ import {
   type AuditScope,
 } from '@/features/user/api/user-api.ts';
 import { AuditTable, changedFieldsOf, fieldValue, type AuditEntry } from './activity-table.tsx';
+import { ChoiceButton } from '@/components/choice-button.tsx';
 
 /** A CSV export reads at most this many pages of the largest size (5,000 entries). */
 const EXPORT_PAGES = 10;
@@ -149,14 +150,13 @@ export function AccountActivityPage() {
     </Form.Group>
   );
   const scopeButton = (value: AuditScope, label: string) => (
-    <Button
-      variant={scope === value ? 'secondary' : 'outline-secondary'}
-      aria-pressed={scope === value}
-      onClick={() => setScope(value)}
-      data-testid={`activity-scope-${value}`}
+    <ChoiceButton
+      chosen={scope === value}
+      onChoose={() => setScope(value)}
+      testId={`activity-scope-${value}`}
     >
       {label}
-    </Button>
+    </ChoiceButton>
   );
   return (
     <>

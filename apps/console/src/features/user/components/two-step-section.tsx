@@ -1,7 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
-import Badge from 'react-bootstrap/Badge';
 import Button from 'react-bootstrap/Button';
 import Col from 'react-bootstrap/Col';
 import Form from 'react-bootstrap/Form';
@@ -23,6 +22,8 @@ import {
   useTotpEnable,
 } from '@/features/user/api/user-api.ts';
 import { SectionCard } from './section-card.tsx';
+import { SecretValue } from '@/components/secret-value.tsx';
+import { EnabledBadge } from '@/components/enabled-badge.tsx';
 
 type Enrolment = OperationOutput<Operations['user.totp_begin']>;
 
@@ -101,12 +102,7 @@ function EnrolForm({
         </ol>
         <div className="mb-3">
           <div className="small text-body-secondary mb-1">{t('twoStep.secret')}</div>
-          <div className="d-flex flex-wrap align-items-center gap-2">
-            <code className="secret-value" data-testid="totp-secret">
-              {enrolment.secret}
-            </code>
-            <CopyButton text={enrolment.secret} testId="totp-secret-copy" />
-          </div>
+          <SecretValue value={enrolment.secret} testId="totp-secret" />
         </div>
         <Form noValidate onSubmit={submit} data-testid="totp-enable-form">
           <FormField
@@ -211,15 +207,7 @@ export function TwoStepSection({ user }: { user: User }) {
       id="two-step"
       title={t('account.twoStep')}
       lead={t('twoStep.lead')}
-      actions={
-        <Badge
-          bg={user.totpEnabled ? 'success' : 'secondary'}
-          data-testid="totp-status"
-          data-enabled={user.totpEnabled}
-        >
-          {t(user.totpEnabled ? 'common.enabled' : 'common.disabled')}
-        </Badge>
-      }
+      actions={<EnabledBadge enabled={user.totpEnabled} testId="totp-status" />}
     >
       {mode.kind === 'status' &&
         (user.totpEnabled ? (
