@@ -1,6 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OperationInput, Operations } from '@ukiyo/contract';
+import { useQuery } from '@tanstack/react-query';
 import { callApi } from '@/lib/api-client.ts';
+import { useRefreshingMutation } from '@/lib/use-refreshing-mutation.ts';
 
 const ORGANIZATIONS = ['admin.list_organizations'] as const;
 
@@ -11,22 +11,8 @@ export function useAdminOrganizations() {
   });
 }
 
-export function useRegister() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations['admin.register']>) => callApi('admin.register', input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ORGANIZATIONS }),
-  });
-}
-
-export function useUpdateOrganization() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations['admin.update_organization']>) =>
-      callApi('admin.update_organization', input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ORGANIZATIONS }),
-  });
-}
+export const useRegister = () => useRefreshingMutation('admin.register', ORGANIZATIONS);
+export const useUpdateOrganization = () => useRefreshingMutation('admin.update_organization', ORGANIZATIONS);
 
 export function useOutbox() {
   return useQuery({
@@ -47,10 +33,4 @@ export function useDeadLetters() {
   });
 }
 
-export function useRetryJob() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations['admin.job_retry']>) => callApi('admin.job_retry', input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: DEAD_LETTERS }),
-  });
-}
+export const useRetryJob = () => useRefreshingMutation('admin.job_retry', DEAD_LETTERS);

@@ -1,6 +1,6 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OperationInput, Operations } from '@ukiyo/contract';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { callApi } from '@/lib/api-client.ts';
+import { useRefreshingMutation } from '@/lib/use-refreshing-mutation.ts';
 import type { MonthPeriod } from '@/lib/usage-format.ts';
 
 const CHANNELS = ['channel.list'] as const;
@@ -15,16 +15,8 @@ export function useChannels() {
   });
 }
 
-function useChannelMutation<Name extends 'channel.add' | 'channel.delete'>(name: Name) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations[Name]>) => callApi(name, input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: CHANNELS }),
-  });
-}
-
-export const useAddChannel = () => useChannelMutation('channel.add');
-export const useDeleteChannel = () => useChannelMutation('channel.delete');
+export const useAddChannel = () => useRefreshingMutation('channel.add', CHANNELS);
+export const useDeleteChannel = () => useRefreshingMutation('channel.delete', CHANNELS);
 
 /** A short-lived WHIP credential for the channel, from the signed-in session (the browser publisher's). */
 export async function publishCredential(channelId: string): Promise<string> {

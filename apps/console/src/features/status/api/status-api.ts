@@ -1,6 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OperationInput, Operations } from '@ukiyo/contract';
+import { useQuery } from '@tanstack/react-query';
 import { callApi } from '@/lib/api-client.ts';
+import { useRefreshingMutation } from '@/lib/use-refreshing-mutation.ts';
 
 /** Public: the navbar reads `externalUrl` from it on every page, the status page the events. */
 export function useStatusList() {
@@ -11,13 +11,5 @@ export function useStatusList() {
   });
 }
 
-function useStatusMutation<Name extends 'admin.status_save' | 'admin.status_delete'>(name: Name) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations[Name]>) => callApi(name, input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['status.list'] }),
-  });
-}
-
-export const useSaveStatus = () => useStatusMutation('admin.status_save');
-export const useDeleteStatus = () => useStatusMutation('admin.status_delete');
+export const useSaveStatus = () => useRefreshingMutation('admin.status_save', ['status.list']);
+export const useDeleteStatus = () => useRefreshingMutation('admin.status_delete', ['status.list']);

@@ -1,24 +1,16 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { OperationInput, Operations } from '@ukiyo/contract';
+import { useQuery } from '@tanstack/react-query';
 import { callApi } from '@/lib/api-client.ts';
+import { useRefreshingMutation } from '@/lib/use-refreshing-mutation.ts';
 
 export function useTokens(showDeleted: boolean) {
   return useQuery({
-    queryKey: ['auth_token.list', showDeleted],
+    queryKey: [...TOKENS, showDeleted],
     queryFn: ({ signal }) => callApi('auth_token.list', { showDeleted }, { signal }),
   });
 }
 
-function useTokenMutation<Name extends 'auth_token.add' | 'auth_token.disable' | 'auth_token.delete'>(
-  name: Name,
-) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (input: OperationInput<Operations[Name]>) => callApi(name, input),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['auth_token.list'] }),
-  });
-}
+const TOKENS = ['auth_token.list'] as const;
 
-export const useAddToken = () => useTokenMutation('auth_token.add');
-export const useDisableToken = () => useTokenMutation('auth_token.disable');
-export const useDeleteToken = () => useTokenMutation('auth_token.delete');
+export const useAddToken = () => useRefreshingMutation('auth_token.add', TOKENS);
+export const useDisableToken = () => useRefreshingMutation('auth_token.disable', TOKENS);
+export const useDeleteToken = () => useRefreshingMutation('auth_token.delete', TOKENS);
