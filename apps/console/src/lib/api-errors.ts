@@ -102,6 +102,18 @@ export function useReportQueryError(error: unknown): void {
 }
 
 /**
+ * Whether the record a page is about (by the ID in its URL) is missing: an ID that cannot be
+ * one, or a 404 from loading it. The page says so once, in place; other failures of the query
+ * go to the flash bar as `useReportQueryError` sends them.
+ */
+export function useRecordNotFound(id: number, query: { error: unknown }): boolean {
+  const notFound =
+    !Number.isInteger(id) || id <= 0 || (query.error instanceof ApiError && query.error.status === 404);
+  useReportQueryError(notFound ? null : query.error);
+  return notFound;
+}
+
+/**
  * Any query refused for want of a session (console-spec section 8) leads to the login page with
  * the message, whether or not its page reports failures: a member disabled while logged in is
  * told why, not left on a page that silently stopped loading. Mounted once, in the layout.

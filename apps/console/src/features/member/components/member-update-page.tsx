@@ -15,8 +15,7 @@ import { LoadingBlock } from '@/components/loading-block.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { FormActions } from '@/components/form-actions.tsx';
 import { UserIdentityFields } from '@/components/user-identity-fields.tsx';
-import { ApiError } from '@/lib/api-client.ts';
-import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useRecordNotFound } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
@@ -176,12 +175,7 @@ export function MemberUpdatePage() {
   const { user: me } = useSession();
   const userID = Number(id);
   const query = useUser(userID);
-  // A missing member is said once, here on the page; the flash is for other failures.
-  const notFound =
-    !Number.isInteger(userID) ||
-    userID <= 0 ||
-    (query.error instanceof ApiError && query.error.status === 404);
-  useReportQueryError(notFound ? null : query.error);
+  const notFound = useRecordNotFound(userID, query);
   const user = query.data?.user;
   return (
     <>

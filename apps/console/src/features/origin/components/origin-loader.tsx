@@ -5,8 +5,7 @@ import { Link, useParams } from 'react-router';
 import type { Origin } from '@ukiyo/contract';
 import { paths } from '@/app/paths.ts';
 import { LoadingBlock } from '@/components/loading-block.tsx';
-import { ApiError } from '@/lib/api-client.ts';
-import { useReportQueryError } from '@/lib/api-errors.ts';
+import { useRecordNotFound } from '@/lib/api-errors.ts';
 import { useOrigin } from '@/features/origin/api/origin-api.ts';
 
 /** The route's origin (`:id`, or `:copyId` when copying), parsed; NaN when the URL names none. */
@@ -28,11 +27,7 @@ export function OriginLoader({
 }) {
   const { t } = useTranslation();
   const query = useOrigin(originID);
-  const notFound =
-    !Number.isInteger(originID) ||
-    originID <= 0 ||
-    (query.error instanceof ApiError && query.error.status === 404);
-  useReportQueryError(notFound ? null : query.error);
+  const notFound = useRecordNotFound(originID, query);
   if (notFound) {
     return (
       <Alert variant="warning" data-testid="origin-not-found">
