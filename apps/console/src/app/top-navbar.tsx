@@ -19,6 +19,16 @@ import { paths, type RouteID } from './paths.ts';
 
 const isActive = (entry: MenuLink, current: RouteID) => entry.activeFor.includes(current);
 
+/** A page's link inside a dropdown: a group's child or an item of the account menu. */
+function DropdownLink({ link, current }: { link: MenuLink; current: RouteID }) {
+  const { t } = useTranslation();
+  return (
+    <NavDropdown.Item as={Link} to={link.to} active={isActive(link, current)} data-testid={`nav-${link.id}`}>
+      {t(link.labelKey)}
+    </NavDropdown.Item>
+  );
+}
+
 function MenuItem({ entry, current }: { entry: MenuEntry; current: RouteID }) {
   const { t } = useTranslation();
   switch (entry.kind) {
@@ -50,15 +60,7 @@ function MenuItem({ entry, current }: { entry: MenuEntry; current: RouteID }) {
           active={entry.children.some((child) => isActive(child, current))}
         >
           {entry.children.map((child) => (
-            <NavDropdown.Item
-              key={child.id}
-              as={Link}
-              to={child.to}
-              active={isActive(child, current)}
-              data-testid={`nav-${child.id}`}
-            >
-              {t(child.labelKey)}
-            </NavDropdown.Item>
+            <DropdownLink key={child.id} link={child} current={current} />
           ))}
         </NavDropdown>
       );
@@ -105,15 +107,7 @@ function AccountMenu({
       </NavDropdown.ItemText>
       <NavDropdown.Divider />
       {account.items.map((item) => (
-        <NavDropdown.Item
-          key={item.id}
-          as={Link}
-          to={item.to}
-          active={isActive(item, current)}
-          data-testid={`nav-${item.id}`}
-        >
-          {t(item.labelKey)}
-        </NavDropdown.Item>
+        <DropdownLink key={item.id} link={item} current={current} />
       ))}
       {account.items.length > 0 && <NavDropdown.Divider />}
       <NavDropdown.Item as="button" onClick={() => void logout()} data-testid="nav-logout">
