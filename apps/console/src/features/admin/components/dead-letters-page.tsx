@@ -1,12 +1,10 @@
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { DataTableCard } from '@/components/data-table-card.tsx';
-import { PageHeader } from '@/components/page-header.tsx';
-import { RefreshButton } from '@/components/refresh-button.tsx';
 import { useApiErrorHandler, useReportQueryError } from '@/lib/api-errors.ts';
 import { flash } from '@/lib/flash.ts';
 import { formatDateTime } from '@/lib/format.ts';
 import { useDeadLetters, useRetryJob } from '@/features/admin/api/admin-api.ts';
+import { AdminListPage } from './admin-list-page.tsx';
 
 /**
  * Durable work that failed its last attempt (webhooks, archive uploads, mail): what it was, where
@@ -30,57 +28,46 @@ export function DeadLettersPage() {
 
   const jobs = deadLetters.data?.jobs ?? [];
   return (
-    <>
-      <PageHeader
-        title={t('title.adminJobs')}
-        lead={t('deadLetters.lead')}
-        actions={
-          <RefreshButton query={deadLetters} testId="dead-letters-refresh">
-            {t('deadLetters.refresh')}
-          </RefreshButton>
-        }
-      />
-      <DataTableCard
-        query={deadLetters}
-        rowCount={jobs.length}
-        testId="dead-letters-table"
-        hover={false}
-        empty={t('deadLetters.empty')}
-        emptyTestId="dead-letters-empty"
-        columns={[
-          t('deadLetters.kind'),
-          t('deadLetters.target'),
-          t('deadLetters.organization'),
-          t('deadLetters.attempts'),
-          t('deadLetters.lastError'),
-          t('deadLetters.failedAt'),
-        ]}
-        actions
-      >
-        {jobs.map((job) => (
-          <tr key={job.jobID} data-testid="dead-letter-row" data-job-id={job.jobID}>
-            <td className="text-nowrap">{t(`deadLetters.kindName.${job.kind}`)}</td>
-            <td data-testid="dead-letter-target">{job.target}</td>
-            <td>{job.organizationName ?? '-'}</td>
-            <td data-testid="dead-letter-attempts">{job.attempts}</td>
-            <td className="small" data-testid="dead-letter-error">
-              {job.lastError}
-            </td>
-            <td className="text-nowrap small">{formatDateTime(job.failedAt, i18n.language)}</td>
-            <td className="text-end text-nowrap">
-              <Button
-                variant="outline-primary"
-                size="sm"
-                disabled={retry.isPending}
-                onClick={() => void retryJob(job.kind, job.jobID)}
-                data-testid="dead-letter-retry"
-              >
-                {t('deadLetters.retry')}
-              </Button>
-            </td>
-          </tr>
-        ))}
-      </DataTableCard>
-    </>
+    <AdminListPage
+      title={t('title.adminJobs')}
+      lead={t('deadLetters.lead')}
+      refreshLabel={t('deadLetters.refresh')}
+      query={deadLetters}
+      rowCount={jobs.length}
+      testId="dead-letters"
+      empty={t('deadLetters.empty')}
+      columns={[
+        t('deadLetters.kind'),
+        t('deadLetters.target'),
+        t('deadLetters.organization'),
+        t('deadLetters.attempts'),
+        t('deadLetters.lastError'),
+        t('deadLetters.failedAt'),
+      ]}
+    >
+      {jobs.map((job) => (
+        <tr key={job.jobID} data-testid="dead-letter-row" data-job-id={job.jobID}>
+          <td className="text-nowrap">{t(`deadLetters.kindName.${job.kind}`)}</td>
+          <td data-testid="dead-letter-target">{job.target}</td>
+          <td>{job.organizationName ?? '-'}</td>
+          <td data-testid="dead-letter-attempts">{job.attempts}</td>
+          <td className="small" data-testid="dead-letter-error">
+            {job.lastError}
+          </td>
+          <td className="text-nowrap small">{formatDateTime(job.failedAt, i18n.language)}</td>
+          <td className="text-end text-nowrap">
+            <Button
+              variant="outline-primary"
+              size="sm"
+              disabled={retry.isPending}
+              onClick={() => void retryJob(job.kind, job.jobID)}
+              data-testid="dead-letter-retry"
+            >
+              {t('deadLetters.retry')}
+            </Button>
+          </td>
+        </tr>
+      ))}
+    </AdminListPage>
   );
 }

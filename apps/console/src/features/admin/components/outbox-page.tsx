@@ -1,12 +1,10 @@
 import { Fragment, useState } from 'react';
 import Button from 'react-bootstrap/Button';
 import { useTranslation } from 'react-i18next';
-import { DataTableCard } from '@/components/data-table-card.tsx';
-import { PageHeader } from '@/components/page-header.tsx';
-import { RefreshButton } from '@/components/refresh-button.tsx';
 import { useReportQueryError } from '@/lib/api-errors.ts';
 import { formatDateTime, splitLinks } from '@/lib/format.ts';
 import { useOutbox } from '@/features/admin/api/admin-api.ts';
+import { AdminListPage } from './admin-list-page.tsx';
 
 /** A mail body as text, its addresses as links (activation and reset links are what one needs). */
 function MailBody({ body }: { body: string }) {
@@ -40,58 +38,47 @@ export function OutboxPage() {
 
   const mails = outbox.data?.mails ?? [];
   return (
-    <>
-      <PageHeader
-        title={t('title.adminOutbox')}
-        lead={t('outbox.lead')}
-        actions={
-          <RefreshButton query={outbox} testId="outbox-refresh">
-            {t('outbox.refresh')}
-          </RefreshButton>
-        }
-      />
-      <DataTableCard
-        query={outbox}
-        rowCount={mails.length}
-        testId="outbox-table"
-        hover={false}
-        empty={t('outbox.empty')}
-        emptyTestId="outbox-empty"
-        columns={[t('outbox.to'), t('outbox.subject'), t('outbox.createdAt')]}
-        actions
-      >
-        {mails.map((mail) => {
-          const expanded = open.has(mail.mailID);
-          return (
-            <Fragment key={mail.mailID}>
-              <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
-                <td>{mail.to}</td>
-                <td data-testid="outbox-subject">{mail.subject}</td>
-                <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
-                <td className="text-end">
-                  <Button
-                    variant="outline-secondary"
-                    size="sm"
-                    aria-expanded={expanded}
-                    aria-controls={`outbox-body-${mail.mailID}`}
-                    onClick={() => toggle(mail.mailID)}
-                    data-testid="outbox-toggle"
-                  >
-                    {t(expanded ? 'outbox.hideBody' : 'outbox.showBody')}
-                  </Button>
+    <AdminListPage
+      title={t('title.adminOutbox')}
+      lead={t('outbox.lead')}
+      refreshLabel={t('outbox.refresh')}
+      query={outbox}
+      rowCount={mails.length}
+      testId="outbox"
+      empty={t('outbox.empty')}
+      columns={[t('outbox.to'), t('outbox.subject'), t('outbox.createdAt')]}
+    >
+      {mails.map((mail) => {
+        const expanded = open.has(mail.mailID);
+        return (
+          <Fragment key={mail.mailID}>
+            <tr data-testid="outbox-row" data-mail-id={mail.mailID} data-to={mail.to}>
+              <td>{mail.to}</td>
+              <td data-testid="outbox-subject">{mail.subject}</td>
+              <td className="text-nowrap small">{formatDateTime(mail.createdAt, i18n.language)}</td>
+              <td className="text-end">
+                <Button
+                  variant="outline-secondary"
+                  size="sm"
+                  aria-expanded={expanded}
+                  aria-controls={`outbox-body-${mail.mailID}`}
+                  onClick={() => toggle(mail.mailID)}
+                  data-testid="outbox-toggle"
+                >
+                  {t(expanded ? 'outbox.hideBody' : 'outbox.showBody')}
+                </Button>
+              </td>
+            </tr>
+            {expanded && (
+              <tr id={`outbox-body-${mail.mailID}`} className="outbox-body-row">
+                <td colSpan={4}>
+                  <MailBody body={mail.body} />
                 </td>
               </tr>
-              {expanded && (
-                <tr id={`outbox-body-${mail.mailID}`} className="outbox-body-row">
-                  <td colSpan={4}>
-                    <MailBody body={mail.body} />
-                  </td>
-                </tr>
-              )}
-            </Fragment>
-          );
-        })}
-      </DataTableCard>
-    </>
+            )}
+          </Fragment>
+        );
+      })}
+    </AdminListPage>
   );
 }
