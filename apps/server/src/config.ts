@@ -160,7 +160,10 @@ const ConfigFields = z.object({
   LIVE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   /** WHIP offers and DELETEs per token and minute: a budget of their own, apart from the live API's. */
   WHIP_RATE_PER_MINUTE: z.coerce.number().int().min(1).default(60),
-  /** How long a console server waits for every edge to answer a cache call over Redis. */
+  /**
+   * How long a console server waits over Redis for every edge to answer a cache call, and for
+   * every console server to confirm an invalidation (Invalidations).
+   */
   CACHE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
 });
 

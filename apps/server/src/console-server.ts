@@ -39,6 +39,8 @@ export function startConsoleServer(
   stop(graceMs: number): Promise<void>;
 } {
   const { config } = deps;
+  // This process keeps sessions, tokens and origin lists in memory: it hears of their changes.
+  deps.invalidations.start();
   options.health.add('database', databaseCheck(deps.db));
   // Embedded PGlite lives in DATA_DIR; with PostgreSQL it holds only the generated secret key.
   options.health.add(

@@ -5,6 +5,8 @@ import { RateLimits } from './auth/rate-limits.ts';
 import type { Config } from './config.ts';
 import { keyBesideDatabase, SecretBox } from './crypto/secret-box.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { Invalidations } from './services/invalidations.ts';
+import { OriginLists } from './services/origin-lists.ts';
 import { Mailer } from './mail/mailer.ts';
 import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest, withStartupLock } from './db/migrate.ts';
@@ -79,14 +81,26 @@ export async function createServerDeps(
       { path: join(config.DATA_DIR, 'secret.key') },
       'SECRET_KEY is unset: the generated key sits beside the embedded database, so a copy of DATA_DIR opens every sealed secret; set SECRET_KEY and keep it elsewhere',
     );
-  const sessions = new SessionStore(database.db, {
-    idleMs: config.SESSION_IDLE_MINUTES * 60_000,
-    absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
-  });
+  const invalidations = new Invalidations(
+    config.REDIS_URL
+      ? { redisUrl: config.REDIS_URL, log, timeoutMs: config.CACHE_CALL_TIMEOUT_MS }
+      : undefined,
+  );
+  const sessions = new SessionStore(
+    database.db,
+    {
+      idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+      absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
+    },
+    Date.now,
+    invalidations,
+  );
   const deps: ServerDeps = {
     config,
     db: database.db,
     sessions,
+    invalidations,
+    originLists: new OriginLists(invalidations),
     limits: new RateLimits({ redisUrl: config.REDIS_URL, log }),
     secrets: SecretBox.load({ secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR }),
     mailer: new Mailer(database.db, jobs, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),

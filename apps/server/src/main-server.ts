@@ -57,6 +57,7 @@ onShutdown(deps.log, health, graceMs, [
   () => consoleServer.stop(graceMs),
   () => drainServer(ops.server, 0),
   async () => requester?.close(),
+  () => deps.invalidations.close(),
   () => deps.limits.close(),
   () => deps.jobs.stop(graceMs),
   () => database.close(),

@@ -9,21 +9,25 @@ import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, createTenant, createTestUser, PASSWORD, testServer, type TestServer } from './harness.ts';
-import { AppProcess, get, PrivateRedis, processEnv, sleep, until } from './processes.ts';
+import {
+  AppProcess,
+  fleetSkipReason,
+  get,
+  PrivateRedis,
+  processEnv,
+  sleep,
+  startConsoleServers,
+  until,
+} from './processes.ts';
 
 // The production shape: one PostgreSQL, one Redis, console servers and image edges as separate
 // processes (`npm run start:server`, `npm run start:edge`). Needs a PostgreSQL server
 // (DATABASE_URL, as CI's second integration run sets) and redis-server on PATH: the test
 // starts a Redis of its own on a free port so it can stop it mid-run.
 const databaseUrl = inject('testDatabaseUrl');
-const skipReason = !databaseUrl
-  ? 'needs DATABASE_URL (a PostgreSQL server shared by several processes; PGlite is single-process)'
-  : !PrivateRedis.available()
-    ? 'needs redis-server on PATH (the test runs a private Redis it can stop)'
-    : '';
+const skipReason = fleetSkipReason(databaseUrl);
 if (skipReason) console.warn(`fleet.int.test.ts skipped: ${skipReason}`);
 
-const SERVER = 'apps/server/src/main-server.ts';
 const EDGE = 'apps/edge/src/main.ts';
 const figures: Record<string, number | string> = {};
 
@@ -104,21 +108,7 @@ describe.skipIf(skipReason !== '')('fleet: server + 2 edges on PostgreSQL and Re
     harness = await testServer();
     await Promise.all([redis.start(), origin.start()]);
     secretKey = randomBytes(32).toString('base64');
-    const serverEnv = async () =>
-      processEnv({
-        DATABASE_URL: databaseUrl,
-        REDIS_URL: redis.url,
-        SECRET_KEY: secretKey,
-        CACHE_CALL_TIMEOUT_MS: '2000',
-        SHUTDOWN_GRACE_SECONDS: '5',
-        // The test's image origin listens on loopback.
-        ALLOW_PRIVATE_ORIGINS: '1',
-      });
-    servers = [
-      new AppProcess('server-1', SERVER, await serverEnv()).start(),
-      new AppProcess('server-2', SERVER, await serverEnv()).start(),
-    ];
-    await Promise.all(servers.map((server) => server.ready()));
+    servers = await startConsoleServers({ databaseUrl, redisUrl: redis.url, secretKey });
     edges = await Promise.all([startEdge('edge-1'), startEdge('edge-2')]);
 
     const tenant = await createTenant(harness.deps);

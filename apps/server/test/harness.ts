@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { ALL_PERMISSIONS, API_VERSION, OriginKind } from '@ukiyo/contract';
+import { ALL_MEMBER_PERMISSIONS, ALL_PERMISSIONS, API_VERSION, OriginKind } from '@ukiyo/contract';
 import pino from 'pino';
 import sharp from 'sharp';
 import { SMTPServer } from 'smtp-server';
@@ -168,6 +168,41 @@ export async function lastMail(
     .orderBy('id', 'desc')
     .executeTakeFirstOrThrow();
   return { subject: mail.subject, body: mail.body, link: /https?:\/\/\S+/.exec(mail.body)?.[0] ?? '' };
+}
+
+/** A new organization with two members holding every member bit: one to act, one to manage them. */
+export async function memberAndManager(deps: ServerDeps) {
+  const tenant = await createTenant(deps);
+  const options = { accountId: tenant.accountId, permission: ALL_MEMBER_PERMISSIONS };
+  const member = await createTestUser(deps, options);
+  const manager = await createTestUser(deps, options);
+  return { organizationId: tenant.organizationIds[0]!, member, manager };
+}
+
+export interface ApiReply {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are checked field by field
+  body: any;
+}
+
+/** One /api/v1 call to `baseUrl` with an API token; its JSON answer parsed. */
+export async function apiV1(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<ApiReply> {
+  const response = await fetch(`${baseUrl}/api/v1${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 /** A new administrator (every permission, no account), logged in. */

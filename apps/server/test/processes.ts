@@ -185,6 +185,50 @@ export async function processEnv(extra: Record<string, string>): Promise<Record<
   };
 }
 
+/**
+ * Two console server processes (`npm run start:server`) on one PostgreSQL and one Redis with one
+ * SECRET_KEY, as a fleet runs them, once both are ready. They allow origins on loopback, where
+ * the tests' own listen.
+ */
+export async function startConsoleServers(shared: {
+  databaseUrl: string;
+  redisUrl: string;
+  secretKey: string;
+}): Promise<AppProcess[]> {
+  const servers = await Promise.all(
+    ['server-1', 'server-2'].map(
+      async (name) =>
+        new AppProcess(
+          name,
+          'apps/server/src/main-server.ts',
+          await processEnv({
+            DATABASE_URL: shared.databaseUrl,
+            REDIS_URL: shared.redisUrl,
+            SECRET_KEY: shared.secretKey,
+            CACHE_CALL_TIMEOUT_MS: '2000',
+            SHUTDOWN_GRACE_SECONDS: '5',
+            ALLOW_PRIVATE_ORIGINS: '1',
+          }),
+        ),
+    ),
+  );
+  for (const server of servers) server.start();
+  await Promise.all(servers.map((server) => server.ready()));
+  return servers;
+}
+
+/**
+ * Why a test of separate processes on one PostgreSQL (`databaseUrl`, the run's: PGlite is
+ * single-process) and a private Redis cannot run here, or '' when it can.
+ */
+export function fleetSkipReason(databaseUrl: string | undefined): string {
+  if (!databaseUrl)
+    return 'needs DATABASE_URL (a PostgreSQL server shared by several processes; PGlite is single-process)';
+  return PrivateRedis.available()
+    ? ''
+    : 'needs redis-server on PATH (the test runs a private Redis it can stop)';
+}
+
 /** A private redis-server on a free port (never the machine's own), stoppable mid-test. */
 export class PrivateRedis {
   port = 0;
@@ -215,7 +259,8 @@ export class PrivateRedis {
 
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    // Killed by a signal, a child keeps a null exitCode: only its signalCode says it is gone.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;

@@ -40,11 +40,20 @@ export interface TokenPrincipal {
   token?: { id: number; name: string; createdBy: number | null };
 }
 
+/** The token secret of an `Authorization: Bearer …` header (the encoded form), if any. */
+export function bearerSecret(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  return match ? decodeToken(match[1]!) : undefined;
+}
+
 /** The enabled, undeleted token behind an `Authorization: Bearer …` header, if any. */
 export async function resolveBearer(db: Db, header: string | undefined): Promise<TokenPrincipal | undefined> {
-  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  const secret = match ? decodeToken(match[1]!) : undefined;
-  if (!secret) return undefined;
+  const secret = bearerSecret(header);
+  return secret ? findToken(db, tokenDigest(secret)) : undefined;
+}
+
+/** The enabled, undeleted token whose secret has `digest`, if any: one indexed read. */
+export async function findToken(db: Db, digest: string): Promise<TokenPrincipal | undefined> {
   const row = await db
     .selectFrom('auth_tokens')
     .innerJoin('organizations', 'organizations.id', 'auth_tokens.organization_id')
@@ -56,7 +65,7 @@ export async function resolveBearer(db: Db, header: string | undefined): Promise
       'auth_tokens.created_by',
       'organizations.is_live',
     ])
-    .where('auth_tokens.token_hash', '=', tokenDigest(secret))
+    .where('auth_tokens.token_hash', '=', digest)
     .where('auth_tokens.enabled', '=', true)
     .where('auth_tokens.deleted_at', 'is', null)
     .executeTakeFirst();

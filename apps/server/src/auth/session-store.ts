@@ -1,9 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
 import { randomToken, tokenDigest } from '../crypto/tokens.ts';
 import type { Db } from '../db/database.ts';
 import { findReachableOrganization, type OrganizationRecord } from '../db/repositories/organizations.ts';
 import type { Scope } from '../db/repositories/scope.ts';
 import { accountOf, findUserById, scopeOf, userRestrictions } from '../db/repositories/users.ts';
 import type { SakuraAccountRow, UserRow } from '../db/tables.ts';
+import { Invalidations, type Invalidation } from '../services/invalidations.ts';
+import type { TokenPrincipal } from './api-tokens.ts';
 
 export interface AuthContext {
   sessionHash: string;
@@ -15,8 +18,16 @@ export interface AuthContext {
   scope: Scope;
 }
 
+/** An API token as the bearer check reads it, and its caller (undefined: the creator may not act). */
+export interface TokenCaller {
+  principal: TokenPrincipal;
+  caller: AuthContext | undefined;
+}
+
 interface CachedSession {
   context: AuthContext;
+  /** Set on an API token's entry (keyed by its digest), whose caller is `context`. */
+  principal?: TokenPrincipal;
   lastSeenAt: number;
   expiresAt: number;
   loadedAt: number;
@@ -36,17 +47,24 @@ const TOUCH_INTERVAL_MS = 60_000;
 /**
  * Server-side sessions in the database. The cookie holds a random token; the table holds only
  * its hash. Resolved sessions are kept in memory for a few seconds because every console call
- * needs one; writes made through this store drop the affected entries at once, and other
- * processes see them within CACHE_TTL_MS.
+ * needs one; `invalidate` drops the affected entries at once in every process (Invalidations).
  */
 export class SessionStore {
   private readonly cache = new Map<string, CachedSession>();
+  /**
+   * Counts invalidations: an entry loaded while one happened is not kept, as it may have been
+   * read just before the change it missed.
+   */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
     private readonly policy: SessionPolicy,
     private readonly now: () => number = Date.now,
-  ) {}
+    private readonly invalidations = new Invalidations(),
+  ) {
+    invalidations.on((event) => this.drop(event));
+  }
 
   async create(values: {
     userId: number;
@@ -78,12 +96,13 @@ export class SessionStore {
     const now = this.now();
     let entry = this.cache.get(hash);
     if (!entry || now - entry.loadedAt > CACHE_TTL_MS) {
+      const generation = this.generation;
       entry = await this.load(hash, now);
       if (!entry) {
         this.cache.delete(hash);
         return null;
       }
-      this.remember(hash, entry);
+      if (generation === this.generation) this.remember(hash, entry);
     }
     if (now > entry.expiresAt || now - entry.lastSeenAt > this.policy.idleMs) {
       await this.destroyByHash(hash);
@@ -101,21 +120,34 @@ export class SessionStore {
   }
 
   /**
-   * A caller that comes without a session (an API token's creator), kept in the same cache as
-   * sessions under `key`: the same few seconds, dropped by the same invalidations (a user
-   * disabled or changed, an organization changed).
+   * An API token (by its secret's digest) and its caller, kept in the same cache as sessions: the
+   * same few seconds, dropped by the same invalidations (a user disabled or changed, an
+   * organization changed) and by the token's own (disabled, revoked), in every process. While
+   * an invalidation could be missed (Invalidations.live is false) the token is read on every
+   * call, as it was before it was kept, and only its caller is kept.
    */
-  async resolveCaller(
-    key: string,
-    load: () => Promise<AuthContext | undefined>,
-  ): Promise<AuthContext | undefined> {
+  async resolveToken(
+    digest: string,
+    find: () => Promise<TokenPrincipal | undefined>,
+    callerOf: (principal: TokenPrincipal) => Promise<AuthContext | undefined>,
+  ): Promise<TokenCaller | undefined> {
+    const key = `api-token:${digest}`;
     const now = this.now();
     const entry = this.cache.get(key);
-    if (entry && now - entry.loadedAt <= CACHE_TTL_MS) return entry.context;
-    const context = await load();
-    if (context) this.remember(key, { context, lastSeenAt: now, expiresAt: Infinity, loadedAt: now });
+    const kept = entry?.principal && now - entry.loadedAt <= CACHE_TTL_MS ? entry.principal : undefined;
+    if (kept && this.invalidations.live) return { principal: kept, caller: entry!.context };
+    const generation = this.generation;
+    const principal = await find();
+    if (!principal) {
+      this.cache.delete(key);
+      return undefined;
+    }
+    if (kept && isDeepStrictEqual(kept, principal)) return { principal, caller: entry!.context };
+    const caller = await callerOf(principal);
+    if (caller && generation === this.generation)
+      this.remember(key, { context: caller, principal, lastSeenAt: now, expiresAt: Infinity, loadedAt: now });
     else this.cache.delete(key);
-    return context;
+    return { principal, caller };
   }
 
   async destroy(token: string | undefined): Promise<void> {
@@ -128,7 +160,7 @@ export class SessionStore {
       .set({ organization_id: organizationId })
       .where('id_hash', '=', context.sessionHash)
       .execute();
-    this.invalidate({ sessionHash: context.sessionHash });
+    await this.invalidate({ sessionHash: context.sessionHash });
   }
 
   async completeSecondFactor(context: AuthContext): Promise<void> {
@@ -137,7 +169,7 @@ export class SessionStore {
       .set({ second_factor_pending: false })
       .where('id_hash', '=', context.sessionHash)
       .execute();
-    this.invalidate({ sessionHash: context.sessionHash });
+    await this.invalidate({ sessionHash: context.sessionHash });
   }
 
   /** Ends every session of a user (disabled, password changed), optionally keeping one. */
@@ -145,16 +177,26 @@ export class SessionStore {
     let query = this.db.deleteFrom('sessions').where('user_id', '=', userId);
     if (except) query = query.where('id_hash', '!=', except);
     await query.execute();
-    this.invalidate({ userId });
+    await this.invalidate({ userId });
   }
 
-  /** Drops cached sessions after a change to a user, an organization or one session. */
-  invalidate(event: SessionInvalidation): void {
+  /**
+   * Drops cached sessions and API tokens after a change to a user, an organization, an API
+   * token or one session, in every process (resolved once each has).
+   */
+  invalidate(event: SessionInvalidation): Promise<void> {
+    return this.invalidations.publish(event);
+  }
+
+  private drop(event: Invalidation | 'everything'): void {
+    this.generation++;
+    if (event === 'everything') return this.cache.clear();
     for (const [hash, entry] of this.cache) {
       if (
         hash === event.sessionHash ||
         (event.userId !== undefined && entry.context.user.id === event.userId) ||
-        (event.organizationId !== undefined && entry.context.organization?.id === event.organizationId)
+        (event.organizationId !== undefined && entry.context.organization?.id === event.organizationId) ||
+        (event.tokenId !== undefined && entry.principal?.token?.id === event.tokenId)
       ) {
         this.cache.delete(hash);
       }
@@ -173,7 +215,7 @@ export class SessionStore {
 
   private async destroyByHash(hash: string): Promise<void> {
     await this.db.deleteFrom('sessions').where('id_hash', '=', hash).execute();
-    this.invalidate({ sessionHash: hash });
+    await this.invalidate({ sessionHash: hash });
   }
 
   private async load(hash: string, now: number): Promise<CachedSession | undefined> {
@@ -226,8 +268,4 @@ export async function authContextOf(
   return { ...session, user, account, restrictedTo, organization, scope };
 }
 
-export interface SessionInvalidation {
-  sessionHash?: string;
-  userId?: number;
-  organizationId?: number;
-}
+export type SessionInvalidation = Pick<Invalidation, 'sessionHash' | 'userId' | 'organizationId' | 'tokenId'>;

@@ -12,13 +12,14 @@ import {
 import type { Context, Hono } from 'hono';
 import type { ExpressionBuilder } from 'kysely';
 import { z } from 'zod';
-import { decodeToken, encodeToken, type TokenPrincipal } from '../auth/api-tokens.ts';
-import { authContextOf, type AuthContext } from '../auth/session-store.ts';
+import { bearerSecret, findToken, type TokenPrincipal } from '../auth/api-tokens.ts';
+import { authContextOf, type AuthContext, type TokenCaller } from '../auth/session-store.ts';
+import { tokenDigest } from '../crypto/tokens.ts';
 import type { Database } from '../db/tables.ts';
 import { findUserById } from '../db/repositories/users.ts';
 import type { Handlers, OperationContext, ServerDeps } from '../operations/context.ts';
 import { AppError } from './app-error.ts';
-import { authorize, rateLimitHeaders, tokenOf } from './public-api.ts';
+import { authorize, rateLimitHeaders, resolutionOf } from './public-api.ts';
 import { clientAddress } from './request.ts';
 import { readJson, runOperation, type AfterOperation, type Outcome } from './ui-api.ts';
 
@@ -393,36 +394,37 @@ const failure = (body: ErrorBody): Answer => ({ status: ERRORS[body.error].statu
  * The caller of a token: its creator acting in the token's organization, with the token's mask
  * AND the creator's own bits (an administrator's count as every bit), so a token never does
  * more than the member who made it can do now. Undefined when the creator is gone, disabled or
- * no longer reaches the organization. Kept with the sessions for their few seconds (the token
- * itself is looked up on every call, so a revoked token stops at once).
+ * no longer reaches the organization.
  */
-function tokenCaller(
-  deps: ServerDeps,
-  principal: TokenPrincipal,
-  { id, createdBy }: NonNullable<TokenPrincipal['token']>,
-): Promise<AuthContext | undefined> {
-  return deps.sessions.resolveCaller(`api-token:${id}`, async () => {
-    if (createdBy === null) return undefined;
-    const user = await findUserById(deps.db, createdBy);
-    if (!user || !user.enabled) return undefined;
-    const held = isAdministrator(user.permission) ? ALL_PERMISSIONS : user.permission;
-    const permission = (principal.permission ?? ALL_PERMISSIONS) & held;
-    const auth = await authContextOf(deps.db, { ...user, permission }, principal.organizationId, {
-      sessionHash: `api-token:${id}`,
-      secondFactorPending: false,
-    });
-    return auth.organization ? auth : undefined;
+async function creatorCaller(deps: ServerDeps, principal: TokenPrincipal): Promise<AuthContext | undefined> {
+  const { token } = principal;
+  if (!token || token.createdBy === null) return undefined;
+  const user = await findUserById(deps.db, token.createdBy);
+  if (!user || !user.enabled) return undefined;
+  const held = isAdministrator(user.permission) ? ALL_PERMISSIONS : user.permission;
+  const permission = (principal.permission ?? ALL_PERMISSIONS) & held;
+  const auth = await authContextOf(deps.db, { ...user, permission }, principal.organizationId, {
+    sessionHash: `api-token:${token.id}`,
+    secondFactorPending: false,
   });
+  return auth.organization ? auth : undefined;
 }
 
 /**
- * The Authorization header with a raw token secret in the encoded form the other token APIs
- * take: /api/v1 takes either.
+ * The token of a call and its caller (creatorCaller), kept with the sessions for their few
+ * seconds (resolveToken): a token disabled or revoked, or its creator disabled or changed, is
+ * dropped from every console process's memory before that change's call returns. The bearer
+ * may be the encoded token (as the other token APIs take it) or the raw secret.
  */
-function encodedBearer(header: string | undefined): string | undefined {
-  const bearer = /^Bearer\s+(\S{1,256})$/i.exec(header ?? '')?.[1];
-  if (!bearer || decodeToken(bearer) !== undefined) return header;
-  return `Bearer ${encodeToken(bearer)}`;
+async function tokenCaller(deps: ServerDeps, header: string | undefined): Promise<TokenCaller | undefined> {
+  const secret = bearerSecret(header) ?? /^Bearer\s+(\S{1,256})$/i.exec(header ?? '')?.[1];
+  if (!secret) return undefined;
+  const digest = tokenDigest(secret);
+  return deps.sessions.resolveToken(
+    digest,
+    () => findToken(deps.db, digest),
+    (principal) => creatorCaller(deps, principal),
+  );
 }
 
 function routeParams(c: Context, path: string): Record<string, string | number> {
@@ -493,22 +495,16 @@ export function mountApiV1(
       // Answers carry secrets shown once (a new token) and members' personal data.
       c.header('Cache-Control', 'no-store');
       const address = clientAddress(c, deps.config);
-      const authorization = await authorize(
-        deps,
-        0,
-        'v1',
-        await tokenOf(deps, encodedBearer(c.req.header('authorization'))),
-        () => address,
-      );
+      const found = await tokenCaller(deps, c.req.header('authorization'));
+      const authorization = await authorize(deps, 0, 'v1', resolutionOf(found?.principal), () => address);
       if (authorization.verdict) rateLimitHeaders(c, authorization.verdict);
       if (!authorization.principal) {
         if (authorization.status === 429) return send(c, failure({ error: 'too many requests' }));
         c.header('WWW-Authenticate', 'Bearer');
         return send(c, failure({ error: 'api token invalid' }));
       }
-      const { principal } = authorization;
-      const { token } = principal;
-      const caller = token && (await tokenCaller(deps, principal, token));
+      const { token } = authorization.principal;
+      const caller = found?.caller;
       if (!token || !caller) return send(c, failure({ error: 'api token invalid' }));
       const refuseSessions = () => Promise.reject(new AppError('session is invalid'));
       const context: OperationContext = {

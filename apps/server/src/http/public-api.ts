@@ -57,7 +57,11 @@ type Resolution =
 
 /** The encoded API token of an Authorization header value, one indexed read. */
 export async function tokenOf(deps: BearerDeps, authorization: string | undefined): Promise<Resolution> {
-  const principal = await resolveBearer(deps.db, authorization);
+  return resolutionOf(await resolveBearer(deps.db, authorization));
+}
+
+/** The bearer check's start: the token's principal, or a refusal when there is none. */
+export function resolutionOf(principal: TokenPrincipal | undefined): Resolution {
   return principal ? { principal } : { refused: 401, error: 'invalid or missing API token' };
 }
 

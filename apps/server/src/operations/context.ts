@@ -7,6 +7,8 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { CacheControl } from '../services/cache.ts';
+import type { Invalidations } from '../services/invalidations.ts';
+import type { OriginLists } from '../services/origin-lists.ts';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../http/app-error.ts';
 
@@ -15,6 +17,10 @@ export interface ServerDeps {
   config: Config;
   db: Db;
   sessions: SessionStore;
+  /** Tells every console process of a change to what they keep in memory (sessions, tokens, origins). */
+  invalidations: Invalidations;
+  /** Each organization's presented origins (origin.list), kept for a second. */
+  originLists: OriginLists<OperationOutput<Operations['origin.list']>>;
   limits: RateLimits;
   secrets: SecretBox;
   mailer: Mailer;

@@ -146,7 +146,7 @@ export const organizationHandlers: Handlers = {
         .where('id', '=', organization.organizationID)
         .execute(),
     );
-    sessions.invalidate({ organizationId: organization.organizationID });
+    await sessions.invalidate({ organizationId: organization.organizationID });
     return { organization: presentOrganization(await reload(db, context, organization.organizationID)) };
   },
 
@@ -163,7 +163,7 @@ export const organizationHandlers: Handlers = {
       })
       .where('id', '=', organization.id)
       .execute();
-    sessions.invalidate({ organizationId: organization.id });
+    await sessions.invalidate({ organizationId: organization.id });
     return { organization: presentOrganization(await reload(db, context, organization.id)) };
   },
 
@@ -192,7 +192,7 @@ export const organizationHandlers: Handlers = {
         .set({ plan: newPlan, pending_plan: null, pending_plan_at: null, updated_at: new Date() })
         .where('id', '=', organization.id)
         .execute();
-      sessions.invalidate({ organizationId: organization.id });
+      await sessions.invalidate({ organizationId: organization.id });
       return { plan: newPlan, pendingPlan: null, effectiveAt: new Date().toISOString() };
     }
     const refusal = await downgradeRefusal(db, organization, newPlan);
@@ -203,7 +203,7 @@ export const organizationHandlers: Handlers = {
       .set({ pending_plan: newPlan, pending_plan_at: effectiveAt, updated_at: new Date() })
       .where('id', '=', organization.id)
       .execute();
-    sessions.invalidate({ organizationId: organization.id });
+    await sessions.invalidate({ organizationId: organization.id });
     return { plan: current, pendingPlan: newPlan, effectiveAt: effectiveAt.toISOString() };
   },
 };

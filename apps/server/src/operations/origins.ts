@@ -114,6 +114,14 @@ function presentOrigin(
   };
 }
 
+/**
+ * After an edit of the caller's organization's origins (settings, rules, ACL, certificate): every
+ * console process's origin.list reads them anew from the next call on.
+ */
+function originsChanged(context: OperationContext): Promise<void> {
+  return context.deps.invalidations.publish({ originsOf: organizationOf(context).id });
+}
+
 /** The organization asked for (administrators may name another one), else the current one. */
 async function targetOrganization(context: OperationContext, organizationID: number | undefined) {
   const current = organizationOf(context);
@@ -157,6 +165,7 @@ async function addOrigin(context: OperationContext, origin: OriginInputData): Pr
   const id = await uniqueOr(new AppError('domain already in use'), () =>
     insertOrigin(db, organization.id, name, values, rules),
   );
+  await originsChanged(context);
   return present(context, id);
 }
 
@@ -172,6 +181,7 @@ async function changeOrigin(context: OperationContext, existing: OriginRow, orig
   await uniqueOr(new AppError('domain already in use'), () =>
     updateOrigin(context.deps.db, existing.id, values, rules),
   );
+  await originsChanged(context);
   return present(context, existing.id);
 }
 
@@ -209,10 +219,16 @@ async function inputOf(context: OperationContext, row: OriginRow): Promise<Origi
 export const originHandlers: Handlers = {
   'origin.list': async ({ organizationID }, context) => {
     const organization = await targetOrganization(context, organizationID);
-    const origins = await originDetails(context.deps.db, authOf(context).scope, organization.id);
-    return {
-      origins: origins.map((details) => ({ ...presentOrigin(details, context.deps), usage: details.usage })),
-    };
+    // Kept per organization for a second (OriginLists): the caller's reach was checked above.
+    return context.deps.originLists.of(organization.id, async () => {
+      const origins = await originDetails(context.deps.db, authOf(context).scope, organization.id);
+      return {
+        origins: origins.map((details) => ({
+          ...presentOrigin(details, context.deps),
+          usage: details.usage,
+        })),
+      };
+    });
   },
 
   'origin.list_minimum': async ({ organizationID }, context) => {
@@ -262,6 +278,7 @@ export const originHandlers: Handlers = {
   'origin.delete': async ({ originID }, context) => {
     const existing = await loadOrigin(context, originID);
     await deleteOrigin(context.deps.db, existing.id);
+    await originsChanged(context);
     return {};
   },
 
@@ -319,6 +336,7 @@ export const originHandlers: Handlers = {
       intermediateCertificate: checked.intermediateCertificate,
       privateKeyEnc: secrets.seal(checked.privateKey),
     });
+    await originsChanged(context);
     const stored = (await certificatesOf(db, [origin.id])).get(origin.id);
     const tlsCertificate = presentCertificate(stored);
     if (!tlsCertificate) throw new Error('the certificate was not stored');

@@ -93,6 +93,8 @@ export const tokenHandlers: Handlers = {
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    // Every console process stops taking it before this call returns.
+    await context.deps.sessions.invalidate({ tokenId: row.id });
     return { authToken: presentToken(updated) };
   },
 
@@ -104,6 +106,7 @@ export const tokenHandlers: Handlers = {
       .set({ enabled: false, deleted_at: new Date() })
       .where('id', '=', row.id)
       .execute();
+    await context.deps.sessions.invalidate({ tokenId: row.id });
     return {};
   },
 };

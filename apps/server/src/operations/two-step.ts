@@ -113,7 +113,7 @@ export const twoStepHandlers: Handlers = {
       .set({ totp_secret_enc: context.deps.secrets.seal(secret), totp_enabled_at: null })
       .where('id', '=', auth.user.id)
       .execute();
-    context.deps.sessions.invalidate({ userId: auth.user.id });
+    await context.deps.sessions.invalidate({ userId: auth.user.id });
     const otpauthUri = totpFor(auth.user, secret).toString();
     return {
       otpauthUri,
@@ -134,7 +134,7 @@ export const twoStepHandlers: Handlers = {
       await trx.updateTable('users').set({ totp_enabled_at: new Date() }).where('id', '=', user.id).execute();
       return replaceBackupCodes(context.deps, trx, user.id);
     });
-    sessions.invalidate({ userId: user.id });
+    await sessions.invalidate({ userId: user.id });
     return { backupCodes };
   },
 
@@ -149,7 +149,7 @@ export const twoStepHandlers: Handlers = {
         .execute();
       await trx.deleteFrom('totp_backup_codes').where('user_id', '=', auth.user.id).execute();
     });
-    context.deps.sessions.invalidate({ userId: auth.user.id });
+    await context.deps.sessions.invalidate({ userId: auth.user.id });
     return {};
   },
 

@@ -184,7 +184,7 @@ export const userHandlers: Handlers = {
       }
       return (await findUserById(trx, target.id))!;
     });
-    sessions.invalidate({ userId: target.id });
+    await sessions.invalidate({ userId: target.id });
     return { user: await present(db, updated) };
   },
 
@@ -218,7 +218,7 @@ export const userHandlers: Handlers = {
       await trx.deleteFrom('users').where('id', '=', target.id).execute();
       await assertFullPermissionUserRemains(trx, target.sakura_account_id!);
     });
-    sessions.invalidate({ userId: target.id });
+    await sessions.invalidate({ userId: target.id });
     return {};
   },
 
@@ -263,7 +263,7 @@ export const userHandlers: Handlers = {
       throw new AppError('token is expired');
     }
     await db.updateTable('users').set({ activated_at: new Date() }).where('id', '=', user.id).execute();
-    sessions.invalidate({ userId: user.id });
+    await sessions.invalidate({ userId: user.id });
     return { emailAddress: user.email };
   },
 

@@ -26,6 +26,6 @@ export async function applyDuePlanChange(
     .set({ plan: organization.pending_plan, pending_plan: null, pending_plan_at: null, updated_at: now })
     .where('id', '=', organization.id)
     .execute();
-  sessions.invalidate({ organizationId: organization.id });
+  await sessions.invalidate({ organizationId: organization.id });
   return { ...organization, plan: organization.pending_plan, pending_plan: null, pending_plan_at: null };
 }
