@@ -43,6 +43,15 @@ interface ChannelForm {
 }
 
 const RUNG_FIELDS = ['width', 'height', 'fps', 'kbps'] as const;
+/** A rung's settings picked from a list: the video codec and the audio bitrate. */
+const RUNG_CHOICES = [
+  { field: 'codec', values: VIDEO_CODECS, label: (codec: string | number) => String(codec) },
+  {
+    field: 'audioBps',
+    values: AUDIO_BITRATES,
+    label: (bps: string | number) => `${Number(bps) / 1000} kbps`,
+  },
+] as const;
 
 function CreateChannel() {
   const { t } = useTranslation();
@@ -122,32 +131,21 @@ function CreateChannel() {
                       <FieldError error={error?.[field]} />
                     </td>
                   ))}
-                  <td>
-                    <Form.Select
-                      size="sm"
-                      aria-label={t('channel.codec')}
-                      {...register(`hls.${index}.codec`)}
-                    >
-                      {VIDEO_CODECS.map((codec) => (
-                        <option key={codec} value={codec}>
-                          {codec}
-                        </option>
-                      ))}
-                    </Form.Select>
-                  </td>
-                  <td>
-                    <Form.Select
-                      size="sm"
-                      aria-label={t('channel.audioBps')}
-                      {...register(`hls.${index}.audioBps`)}
-                    >
-                      {AUDIO_BITRATES.map((bps) => (
-                        <option key={bps} value={bps}>
-                          {bps / 1000} kbps
-                        </option>
-                      ))}
-                    </Form.Select>
-                  </td>
+                  {RUNG_CHOICES.map(({ field, values, label }) => (
+                    <td key={field}>
+                      <Form.Select
+                        size="sm"
+                        aria-label={t(`channel.${field}`)}
+                        {...register(`hls.${index}.${field}`)}
+                      >
+                        {values.map((value) => (
+                          <option key={value} value={value}>
+                            {label(value)}
+                          </option>
+                        ))}
+                      </Form.Select>
+                    </td>
+                  ))}
                   <td>
                     <Form.Control
                       size="sm"

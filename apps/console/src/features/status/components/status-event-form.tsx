@@ -22,8 +22,11 @@ interface FormValues {
   endsAt: string;
 }
 
-const KINDS: Event['kind'][] = ['incident', 'maintenance'];
-const STATES: Event['state'][] = ['scheduled', 'in_progress', 'resolved'];
+/** The event's two choices: each value's label is `status.{field}.{value}`. */
+const CHOICES: { [Field in 'kind' | 'state']: Event[Field][] } = {
+  kind: ['incident', 'maintenance'],
+  state: ['scheduled', 'in_progress', 'resolved'],
+};
 
 function initialValues(event: Event | null): FormValues {
   if (!event) {
@@ -77,22 +80,17 @@ export function StatusEventForm({ event, onClose }: { event: Event | null; onClo
         </Modal.Header>
         <Modal.Body>
           <div className="row g-3 mb-3">
-            <SelectField
-              form={form}
-              name="kind"
-              id="status-kind"
-              label={t('status.kind')}
-              options={KINDS.map((kind) => ({ value: kind, label: t(`status.kind.${kind}`) }))}
-              className="col-sm-6"
-            />
-            <SelectField
-              form={form}
-              name="state"
-              id="status-state"
-              label={t('status.state')}
-              options={STATES.map((state) => ({ value: state, label: t(`status.state.${state}`) }))}
-              className="col-sm-6"
-            />
+            {(['kind', 'state'] as const).map((field) => (
+              <SelectField
+                key={field}
+                form={form}
+                name={field}
+                id={`status-${field}`}
+                label={t(`status.${field}`)}
+                options={CHOICES[field].map((value) => ({ value, label: t(`status.${field}.${value}`) }))}
+                className="col-sm-6"
+              />
+            ))}
           </div>
           <FormField
             form={form}
