@@ -1,5 +1,4 @@
 import Alert from 'react-bootstrap/Alert';
-import Card from 'react-bootstrap/Card';
 import { useTranslation } from 'react-i18next';
 import { useParams } from 'react-router';
 import { errorMessageKey } from '@ukiyo/contract';
@@ -9,6 +8,7 @@ import { ApiError } from '@/lib/api-client.ts';
 import { isLoggedIn, useSession } from '@/lib/session.ts';
 import { useActivation } from '@/features/auth/api/auth-api.ts';
 import { LinkButton } from '@/components/link-button.tsx';
+import { AuthPanel } from './auth-panel.tsx';
 
 /** Refusals of an activation link the page explains (console-spec section 8); others are internal. */
 const EXPLAINED = ['sql: no rows in result set', 'already activated', 'token is expired'];
@@ -30,46 +30,41 @@ export function ActivatePage() {
   const next = isLoggedIn(user) ? paths.home() : paths.login();
 
   return (
-    <div className="centered-panel wide">
-      <Card className="shadow-sm border-0">
-        <Card.Body className="p-4 p-sm-5">
-          <h1 className="h4 mb-4">{t('title.activate')}</h1>
-          {activation.isPending && <LoadingBlock />}
-          {activation.isSuccess && (
-            <div data-testid="activate-success">
-              <Alert variant="success">{t('activate.success')}</Alert>
-              <p>
-                {t('activate.account')}{' '}
-                <strong data-testid="activate-email">{activation.data.emailAddress}</strong>
-              </p>
-              <p className="small text-body-secondary">{t('activate.next')}</p>
-              <LinkButton to={next} variant="primary" testId="activate-login">
-                {t('activate.login')}
+    <AuthPanel title={t('title.activate')} wide>
+      {activation.isPending && <LoadingBlock />}
+      {activation.isSuccess && (
+        <div data-testid="activate-success">
+          <Alert variant="success">{t('activate.success')}</Alert>
+          <p>
+            {t('activate.account')}{' '}
+            <strong data-testid="activate-email">{activation.data.emailAddress}</strong>
+          </p>
+          <p className="small text-body-secondary">{t('activate.next')}</p>
+          <LinkButton to={next} variant="primary" testId="activate-login">
+            {t('activate.login')}
+          </LinkButton>
+        </div>
+      )}
+      {activation.isError && (
+        <div data-testid="activate-error" data-code={code ?? 'internal error'}>
+          <Alert variant={code === 'already activated' ? 'info' : 'danger'}>
+            {t(code ? errorMessageKey(code) : 'error.internal')}
+          </Alert>
+          <p className="small text-body-secondary">
+            {t(code === 'already activated' ? 'activate.alreadyHelp' : 'activate.failedHelp')}
+          </p>
+          <div className="d-flex gap-2">
+            <LinkButton to={next} variant="primary" testId="activate-login">
+              {t('activate.login')}
+            </LinkButton>
+            {code !== 'already activated' && (
+              <LinkButton to={paths.forget()} variant="outline-secondary" testId="activate-forget">
+                {t('login.forgetLink')}
               </LinkButton>
-            </div>
-          )}
-          {activation.isError && (
-            <div data-testid="activate-error" data-code={code ?? 'internal error'}>
-              <Alert variant={code === 'already activated' ? 'info' : 'danger'}>
-                {t(code ? errorMessageKey(code) : 'error.internal')}
-              </Alert>
-              <p className="small text-body-secondary">
-                {t(code === 'already activated' ? 'activate.alreadyHelp' : 'activate.failedHelp')}
-              </p>
-              <div className="d-flex gap-2">
-                <LinkButton to={next} variant="primary" testId="activate-login">
-                  {t('activate.login')}
-                </LinkButton>
-                {code !== 'already activated' && (
-                  <LinkButton to={paths.forget()} variant="outline-secondary" testId="activate-forget">
-                    {t('login.forgetLink')}
-                  </LinkButton>
-                )}
-              </div>
-            </div>
-          )}
-        </Card.Body>
-      </Card>
-    </div>
+            )}
+          </div>
+        </div>
+      )}
+    </AuthPanel>
   );
 }

@@ -1,7 +1,6 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
-import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -16,6 +15,7 @@ import { useRequestPasswordReset, useResetPassword } from '@/features/auth/api/a
 import { confirmationMatches } from '@/lib/password-confirmation.ts';
 import { LinkButton } from '@/components/link-button.tsx';
 import { AuthFormEnd } from './auth-form-end.tsx';
+import { AuthPanel } from './auth-panel.tsx';
 
 const resetSchema = operations['user.reset_password'].input
   .omit({ token: true })
@@ -150,14 +150,9 @@ export function ForgetPage() {
   const [search] = useSearchParams();
   const token = search.get('token');
   return (
-    <div className="centered-panel">
-      <Card className="shadow-sm border-0">
-        <Card.Body className="p-4 p-sm-5">
-          <h1 className="h4 mb-4">{token ? t('forget.resetTitle') : t('title.forget')}</h1>
-          {/* Keyed by token: a second mail's link opens a fresh form. */}
-          {token ? <ResetForm key={token} token={token} /> : <RequestForm />}
-        </Card.Body>
-      </Card>
-    </div>
+    <AuthPanel title={token ? t('forget.resetTitle') : t('title.forget')}>
+      {/* Keyed by token: a second mail's link opens a fresh form. */}
+      {token ? <ResetForm key={token} token={token} /> : <RequestForm />}
+    </AuthPanel>
   );
 }

@@ -2,7 +2,6 @@ import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
 import Alert from 'react-bootstrap/Alert';
 import Button from 'react-bootstrap/Button';
-import Card from 'react-bootstrap/Card';
 import Form from 'react-bootstrap/Form';
 import { useForm } from 'react-hook-form';
 import { useTranslation } from 'react-i18next';
@@ -14,6 +13,7 @@ import { ApiError } from '@/lib/api-client.ts';
 import { useFormSubmit } from '@/lib/use-form-submit.ts';
 import { useLogin, useVerifyTotp } from '@/features/auth/api/auth-api.ts';
 import { AuthFormEnd } from './auth-form-end.tsx';
+import { AuthPanel } from './auth-panel.tsx';
 
 /** Refusals the login form explains in place instead of in the flash bar. */
 const EXPLAINED_HERE: readonly ErrorCode[] = [
@@ -157,18 +157,15 @@ export function LoginPage() {
   const { t } = useTranslation();
   const [step, setStep] = useState<'credentials' | 'totp'>('credentials');
   return (
-    <div className="centered-panel">
-      <Card className="shadow-sm border-0">
-        <Card.Body className="p-4 p-sm-5">
-          <h1 className="h4 mb-1">{step === 'credentials' ? t('title.login') : t('login.totpTitle')}</h1>
-          <p className="text-body-secondary small mb-4">{t('login.lead', { product: PRODUCT_NAME })}</p>
-          {step === 'credentials' ? (
-            <CredentialsStep onTotpRequired={() => setStep('totp')} />
-          ) : (
-            <TotpStep onBack={() => setStep('credentials')} />
-          )}
-        </Card.Body>
-      </Card>
-    </div>
+    <AuthPanel
+      title={step === 'credentials' ? t('title.login') : t('login.totpTitle')}
+      lead={t('login.lead', { product: PRODUCT_NAME })}
+    >
+      {step === 'credentials' ? (
+        <CredentialsStep onTotpRequired={() => setStep('totp')} />
+      ) : (
+        <TotpStep onBack={() => setStep('credentials')} />
+      )}
+    </AuthPanel>
   );
 }
