@@ -1,7 +1,9 @@
-// The miss peer of bench/edge.ts: sharp with nothing around it, as a server. GET
-// /{width}/{format}/{file} fetches {ORIGIN}/{file} over a keep-alive connection and answers it
-// resized to `width` in `format` with the edge's encoder settings. Plain JavaScript, run by
-// bare node: no TypeScript loader weighs on the figures it is compared by.
+// The miss peer of bench/edge.ts and bench/smart-crop.ts: sharp with nothing around it, as a
+// server. GET /{width}/{format}/{file} fetches {ORIGIN}/{file} over a keep-alive connection and
+// answers it resized to `width` in `format` with the edge's encoder settings;
+// `?height=…&strategy=attention|entropy` crops to fill width x height, placed by that sharp
+// strategy (the edge's a=2,g=…). Plain JavaScript, run by bare node: no TypeScript loader
+// weighs on the figures it is compared by.
 import { Agent, createServer, get } from 'node:http';
 import sharp from 'sharp';
 
@@ -13,6 +15,8 @@ const ENCODE = {
   webp: (image) => image.webp({ quality: 80 }),
   png: (image) => image.png(),
   avif: (image) => image.avif({ quality: 50, effort: 3 }),
+  // q=75 (the edge's default), Huffman tables optimised, as the edge writes JPEG.
+  jpeg: (image) => image.jpeg({ quality: 75, optimiseCoding: true, mozjpeg: false }),
 };
 
 function fetchOriginal(file) {
@@ -26,11 +30,20 @@ function fetchOriginal(file) {
   });
 }
 
+function resize(width, query) {
+  const strategy = query.get('strategy');
+  if (!strategy) return { width };
+  const height = Number(query.get('height'));
+  return { width, height, fit: 'cover', position: sharp.strategy[strategy] };
+}
+
 const server = createServer(async (req, res) => {
-  const [, width, format, file] = req.url.split('/');
+  const [path, query = ''] = req.url.split('?');
+  const [, width, format, file] = path.split('/');
   try {
     const input = await fetchOriginal(file);
-    const output = await ENCODE[format](sharp(input).resize({ width: Number(width) })).toBuffer();
+    const image = sharp(input).resize(resize(Number(width), new URLSearchParams(query)));
+    const output = await ENCODE[format](image).toBuffer();
     res.writeHead(200, { 'Content-Type': `image/${format}`, 'Content-Length': output.length }).end(output);
   } catch (error) {
     res.writeHead(500).end(String(error));

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -268,7 +268,9 @@ function boxes(data: Buffer): string[] {
   return names;
 }
 
-describe('f=mp4', () => {
+// Each conversion starts ffmpeg and each probe ffprobe and ffmpeg: ~0.2 s of CPU apiece on a
+// loaded machine.
+describe('f=mp4', { timeout: 20_000 }, () => {
   beforeAll(() => {
     scratch = mkdtempSync(join(tmpdir(), 'ukiyo-mp4-test-'));
   });
@@ -396,7 +398,7 @@ describe('f=mp4', () => {
       }
       expect(worst, path).toBeLessThan(3);
     }
-  }, 30_000);
+  }, 60_000);
 
   it('places frames and padding from the GIF where sharp does', async () => {
     // 40x27 in a 40x40 box: 6 rows of blue above, 7 below; the corner on b as well.
@@ -449,6 +451,36 @@ describe('f=mp4', () => {
     const frames = { data: Buffer.alloc(64 * 64 * 3 * 2), width: 64, height: 64, delays: [100, 100] };
     expect(await failure(encodeMp4(frames, budget))).toMatchObject({ status: 503, code: 'timeout' });
     expect(temporary()).toBe(before);
+  });
+
+  it('runs conversions side by side through one shell, and starts another when it is gone', async () => {
+    const launchers = () =>
+      readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+        .trim()
+        .split(' ')
+        .filter((pid) => pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('read -r job'));
+    const widths = [20, 30, 40];
+    // Each its own video, whole (`moov` written last by faststart's second pass).
+    const videos = async () =>
+      (await Promise.all(widths.map((w) => convert(`/w=${w},f=mp4/a.gif`, gif)))).map((result) => [
+        result.width,
+        result.height,
+        boxes(result.data).includes('moov'),
+      ]);
+    // Odd heights gain a row.
+    const expected = [
+      [20, 14, true],
+      [30, 20, true],
+      [40, 28, true],
+    ];
+    expect(await videos()).toEqual(expected);
+    const [shell, ...others] = launchers();
+    expect(others).toEqual([]);
+    process.kill(Number(shell), 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await videos()).toEqual(expected);
+    expect(launchers()).toHaveLength(1);
+    expect(launchers()).not.toContain(shell);
   });
 
   it('answers 503 when ffmpeg is missing', async () => {

@@ -1,21 +1,25 @@
 // f=mp4: an animation to H.264 by an ffmpeg child process, from one of two inputs:
-// - frames sharp rendered (any transform), on its stdin as raw RGB in a minimal Matroska
-//   stream, the one container ffmpeg reads uncompressed video from with a timestamp per frame
-//   (raw video alone has one frame rate; GIF and WebP delays vary, and ffmpeg 5 cannot read
-//   animated WebP);
-// - the GIF file itself (in a temporary file), when the transform is geometry alone
-//   (animation.ts): ffmpeg's own GIF decoder and scaler do what sharp would do before it.
-// The MP4 goes to a temporary file, since moving `moov` before `mdat` (faststart) needs a
-// seekable output.
+// - frames sharp rendered (any transform), as raw RGB in a minimal Matroska file, the one
+//   container ffmpeg reads uncompressed video from with a timestamp per frame (raw video alone
+//   has one frame rate; GIF and WebP delays vary, and ffmpeg 5 cannot read animated WebP);
+// - the GIF file itself, when the transform is geometry alone (animation.ts): ffmpeg's own GIF
+//   decoder and scaler do what sharp would do before it.
+// Both reach ffmpeg as files in a temporary directory, and the MP4 comes back in one, since
+// moving `moov` before `mdat` (faststart) needs a seekable output.
+//
+// ffmpeg is started by a shell this process keeps (the launcher below), not by this process:
+// Node forks to spawn (libuv 1.46 on Linux), and a fork costs in proportion to the memory of
+// the process forked. Forking the edge (130 MB and more) cost 20-30 ms of CPU per conversion
+// in the edge and more in the child until its exec; forking dash costs well under 1 ms.
 //
 // Limits: one encoder thread (one transform, one core, as libvips runs it), the transform's
 // deadline (ffmpeg is killed when it passes: 503), and a cap on the output's size (`-fs`).
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Writable } from 'node:stream';
 import type { Rgba } from '../grammar';
 import type { Budget } from './budget';
 import { ImagingError } from './errors';
@@ -55,11 +59,10 @@ export interface GifVideo {
   delays: readonly number[];
 }
 
-/** What ffmpeg reads: its input's arguments, and what goes to its stdin. */
+/** What ffmpeg reads: its input's arguments, once its file is written. */
 interface VideoInput {
   /** `dir`: the conversion's temporary directory, removed afterwards. */
   open: (dir: string) => Promise<string[]>;
-  feed: (stdin: Writable, exited: Promise<unknown>) => Promise<void>;
   /**
    * ffmpeg decodes the origin's own file: its failure is the file's (422), not the service's.
    * Raw frames of ours failing is a fault of ours.
@@ -69,8 +72,11 @@ interface VideoInput {
 
 export function encodeMp4(frames: RenderedFrames, budget: Budget): Promise<Buffer> {
   const input: VideoInput = {
-    open: () => Promise.resolve(['-f', 'matroska', '-i', 'pipe:0']),
-    feed: (stdin, exited) => writeAll(stdin, matroska(frames), exited),
+    open: async (dir) => {
+      const file = join(dir, 'in.mkv');
+      await writeFile(file, matroska(frames));
+      return ['-f', 'matroska', '-i', file];
+    },
     decodesOrigin: false,
   };
   return encode(input, budget);
@@ -81,8 +87,6 @@ export function encodeGifMp4(video: GifVideo, budget: Budget): Promise<Buffer> {
   const rgb = (b.r << 16) | (b.g << 8) | b.b;
   const input: VideoInput = {
     open: async (dir) => {
-      // A file, not stdin: ffmpeg 5's GIF demuxer reads the whole file for its duration and
-      // seeks back, which fails on a pipe once the GIF outgrows ffmpeg's read buffer.
       const file = join(dir, 'in.gif');
       await writeFile(file, video.gif);
       return [
@@ -95,7 +99,6 @@ export function encodeGifMp4(video: GifVideo, budget: Budget): Promise<Buffer> {
         ...['-filter:v', gifFilters(video, rgb)],
       ];
     },
-    feed: (stdin, exited) => writeAll(stdin, [], exited),
     decodesOrigin: true,
   };
   return encode(input, budget);
@@ -146,8 +149,8 @@ async function encode(input: VideoInput, budget: Budget): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'ukiyo-mp4-'));
   const output = join(dir, 'out.mp4');
   try {
-    const args = await input.open(dir);
-    await runFfmpeg(args, input, output, budget.millisecondsLeft());
+    const args = ffmpegArgs(await input.open(dir), output);
+    await runFfmpeg(args, dir, input.decodesOrigin, budget.millisecondsLeft());
     const data = await readFile(output);
     // -fs stops writing once the file passes the limit, leaving it a little beyond.
     if (data.length >= MAX_VIDEO_BYTES) {
@@ -176,71 +179,156 @@ function ffmpegArgs(input: string[], output: string): string[] {
 }
 
 async function runFfmpeg(
-  inputArgs: string[],
-  { feed, decodesOrigin }: VideoInput,
-  output: string,
+  args: string[],
+  dir: string,
+  decodesOrigin: boolean,
   deadlineMs: number,
 ): Promise<void> {
-  const child = spawn('ffmpeg', ffmpegArgs(inputArgs, output), { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
-    if (stderr.length < 4096) stderr += chunk;
-  });
-  // ffmpeg exiting early breaks the pipe: its exit status says why, not the EPIPE.
-  child.stdin.on('error', () => {});
+  const errors = join(dir, 'stderr');
   let timedOut = false;
-  const timer =
-    deadlineMs === Infinity
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          child.kill('SIGKILL');
-        }, deadlineMs);
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.all([feed(child.stdin, exited), exited]);
+    const job = launch(args, errors);
+    if (deadlineMs !== Infinity) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        job.kill();
+      }, deadlineMs);
+    }
+    const status = await job.exited;
     if (timedOut) throw new ImagingError('timeout', 'the conversion took too long');
-    const code = await exited;
-    if (code !== 0) {
-      const failure = new Error(`ffmpeg exited with ${code}: ${stderr.trim()}`);
+    if (status === NOT_FOUND) throw unavailable();
+    if (status !== 0) {
+      const stderr = (await readFile(errors, 'utf8').catch(() => '')).slice(0, 4096);
+      const failure = new Error(`ffmpeg exited with ${status}: ${stderr.trim()}`);
       if (!decodesOrigin) throw failure;
       throw new ImagingError('invalid-image', 'the GIF could not be decoded as a video', { cause: failure });
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      const reason = 'f=mp4 is not available on this server (no ffmpeg)';
-      throw new ImagingError('video-unavailable', reason, { cause: error });
-    }
+    // No shell to start ffmpeg with.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw unavailable(error);
     throw error;
   } finally {
     clearTimeout(timer);
-    child.kill('SIGKILL');
   }
 }
 
-/**
- * Writes the chunks to ffmpeg's stdin as they come, honouring backpressure, and closes it;
- * stops early when ffmpeg has gone (`exited`).
- */
-async function writeAll(
-  stdin: Writable,
-  chunks: Iterable<Buffer> | AsyncIterable<Buffer>,
-  exited: Promise<unknown>,
-): Promise<void> {
-  const gone = exited.then(
-    () => true,
-    () => true,
-  );
-  for await (const chunk of chunks) {
-    if (!stdin.writable) return;
-    if (!stdin.write(chunk))
-      await Promise.race([new Promise((resolve) => stdin.once('drain', resolve)), gone]);
+const unavailable = (cause?: unknown) =>
+  new ImagingError('video-unavailable', 'f=mp4 is not available on this server (no ffmpeg)', { cause });
+
+// --- Launcher --------------------------------------------------------------------------------
+
+// One line on its stdin per job: a subshell that starts ffmpeg, says its pid, waits for it and
+// says its exit status (`<job> <pid>`, then `<job> = <status>`). The subshell reaps ffmpeg and
+// the shell the subshell, so that ffmpeg's CPU stays counted in this process's tree.
+const LAUNCHER = 'while IFS= read -r job; do eval "$job"; done';
+
+/** The shell's status for a command it did not find. */
+const NOT_FOUND = 127;
+
+interface Job {
+  exited: Promise<number>;
+  kill: () => void;
+}
+
+interface Pending {
+  pid?: number;
+  killed: boolean;
+  resolve: (status: number) => void;
+  reject: (error: Error) => void;
+}
+
+interface Launcher {
+  /** Its stdin and stdout are sockets (pipes), which can be unreferenced. */
+  shell: ChildProcessByStdio<Socket, Socket, null>;
+  pending: Map<number, Pending>;
+}
+
+let launcher: Launcher | null = null;
+let jobs = 0;
+
+/** Single quotes for the shell: all in them is literal; a `'` closes them, is escaped, reopens. */
+const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/** Starts ffmpeg with `args` through the launcher, its stderr into the file `errors`. */
+function launch(args: string[], errors: string): Job {
+  // A job is one line.
+  if ([...args, errors].some((arg) => arg.includes('\n')))
+    throw new Error('an ffmpeg argument holds a newline');
+  const { shell, pending } = launcher ?? startLauncher();
+  const id = jobs++;
+  const exited = new Promise<number>((resolve, reject) => {
+    pending.set(id, { killed: false, resolve, reject });
+  });
+  // The PATH of the moment, in which spawn would look ffmpeg up.
+  const command = [`PATH=${quote(process.env.PATH ?? '')}`, 'ffmpeg', ...args.map(quote)].join(' ');
+  const redirects = `</dev/null >/dev/null 2>${quote(errors)}`;
+  shell.stdin.write(`(${command} ${redirects} & echo "${id} $!"; wait $!; echo "${id} = $?") &\n`);
+  shell.stdout.ref();
+  return {
+    exited,
+    kill: () => {
+      const job = pending.get(id);
+      if (!job) return;
+      job.killed = true;
+      if (job.pid) killFfmpeg(job.pid);
+    },
+  };
+}
+
+/** ffmpeg may have exited (and the line saying so not arrived yet): nothing to kill then. */
+function killFfmpeg(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // ESRCH
   }
-  stdin.end();
+}
+
+function startLauncher(): Launcher {
+  const shell = spawn('/bin/sh', ['-c', LAUNCHER], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  }) as Launcher['shell'];
+  const pending = new Map<number, Pending>();
+  const started: Launcher = { shell, pending };
+  launcher = started;
+  // Idle, the shell keeps no process running; a job waiting for ffmpeg does (launch refs stdout).
+  shell.unref();
+  shell.stdin.unref();
+  shell.stdout.unref();
+  // A shell gone breaks the pipe: its exit tells the jobs.
+  shell.stdin.on('error', () => {});
+  let partial = '';
+  shell.stdout.setEncoding('utf8');
+  shell.stdout.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      const [id, pidOrEquals, status] = line.split(' ');
+      const job = pending.get(Number(id));
+      if (!job) continue;
+      if (pidOrEquals === '=') {
+        pending.delete(Number(id));
+        job.resolve(Number(status));
+      } else {
+        job.pid = Number(pidOrEquals);
+        if (job.killed) killFfmpeg(job.pid);
+      }
+    }
+    if (pending.size === 0) shell.stdout.unref();
+  });
+  const fail = (error: Error) => {
+    if (launcher === started) launcher = null;
+    // Nothing would wait for them, nor kill them at their deadline.
+    for (const job of pending.values()) {
+      if (job.pid) killFfmpeg(job.pid);
+      job.reject(error);
+    }
+    pending.clear();
+  };
+  shell.once('error', fail);
+  shell.once('exit', (code, signal) => fail(new Error(`the ffmpeg launcher exited (${signal ?? code})`)));
+  return started;
 }
 
 // --- Matroska ------------------------------------------------------------------------------
