@@ -11,10 +11,10 @@ import { useConfirmation } from '@/lib/use-confirmation.ts';
 import { CopyButton } from '@/components/copy-button.tsx';
 import { DataTableCard } from '@/components/data-table-card.tsx';
 import { FieldError } from '@/components/field-error.tsx';
+import { FormField } from '@/components/form-field.tsx';
 import { PageHeader } from '@/components/page-header.tsx';
 import { FieldTable } from '@/components/field-table.tsx';
 import { SubmitButton } from '@/components/submit-button.tsx';
-import { TextField } from '@/components/text-field.tsx';
 import {
   applyInvalids,
   classifyApiError,
@@ -53,10 +53,42 @@ const RUNG_CHOICES = [
   },
 ] as const;
 
+/** The channel's URLs: where players get the HLS key, and the webhooks that authorise and hear it. */
+const URL_FIELDS: {
+  name: 'encryptKeyUri' | 'authWebhookUrl' | 'eventWebhookUrl';
+  id: string;
+  labelKey: string;
+  helpKey?: string;
+  placeholder: string;
+}[] = [
+  {
+    name: 'encryptKeyUri',
+    id: 'channel-encrypt-key-uri',
+    labelKey: 'channel.encryptKeyUri',
+    helpKey: 'channel.encryptKeyUriHelp',
+    placeholder: 'https://example.com/hls-key',
+  },
+  {
+    name: 'authWebhookUrl',
+    id: 'channel-auth-webhook',
+    labelKey: 'channel.authWebhookUrl',
+    placeholder: 'https://example.com/auth',
+  },
+  {
+    name: 'eventWebhookUrl',
+    id: 'channel-event-webhook',
+    labelKey: 'channel.eventWebhookUrl',
+    placeholder: 'https://example.com/events',
+  },
+];
+
 function CreateChannel() {
   const { t } = useTranslation();
   const handleError = useApiErrorHandler();
   const add = useAddChannel();
+  const form = useForm<ChannelForm>({
+    defaultValues: { hls: DEFAULT_LADDER, encryptKeyUri: '', authWebhookUrl: '', eventWebhookUrl: '' },
+  });
   const {
     register,
     control,
@@ -64,9 +96,7 @@ function CreateChannel() {
     setError,
     reset,
     formState: { errors },
-  } = useForm<ChannelForm>({
-    defaultValues: { hls: DEFAULT_LADDER, encryptKeyUri: '', authWebhookUrl: '', eventWebhookUrl: '' },
-  });
+  } = form;
   const rungs = useFieldArray({ control, name: 'hls' });
 
   const showInvalids = (invalids: Record<string, string[]>) => {
@@ -182,28 +212,17 @@ function CreateChannel() {
           >
             {t('channel.addRung')}
           </Button>
-          <TextField
-            id="channel-encrypt-key-uri"
-            label={t('channel.encryptKeyUri')}
-            registration={register('encryptKeyUri')}
-            error={errors.encryptKeyUri}
-            placeholder="https://example.com/hls-key"
-            help={t('channel.encryptKeyUriHelp')}
-          />
-          <TextField
-            id="channel-auth-webhook"
-            label={t('channel.authWebhookUrl')}
-            registration={register('authWebhookUrl')}
-            error={errors.authWebhookUrl}
-            placeholder="https://example.com/auth"
-          />
-          <TextField
-            id="channel-event-webhook"
-            label={t('channel.eventWebhookUrl')}
-            registration={register('eventWebhookUrl')}
-            error={errors.eventWebhookUrl}
-            placeholder="https://example.com/events"
-          />
+          {URL_FIELDS.map(({ name, id, labelKey, helpKey, placeholder }) => (
+            <FormField
+              key={name}
+              form={form}
+              name={name}
+              id={id}
+              label={t(labelKey)}
+              placeholder={placeholder}
+              help={helpKey && t(helpKey)}
+            />
+          ))}
           <SubmitButton busy={add.isPending} testId="channel-submit">
             {t('channel.create')}
           </SubmitButton>
