@@ -8,24 +8,29 @@
 // Latency is that moment minus the moment the frame was made (the publisher's first RTP packet is
 // frame time 0), over BENCH_SECONDS (20) of playback.
 //
-// Viewers: child processes of BENCH_VIEWERS (500,1000,2000) LL-HLS clients each, as hls.js
+// Viewers: BENCH_VIEWERS (500,1000,2000) LL-HLS clients, 500 to a child process, as hls.js
 // does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`), then that part,
-// each client with its own User-Agent (the per-client cap is 8 waiting requests). A client keeps
-// up when it received at least 90 % of the parts made while it watched; the live process's CPU
-// (this process: HTTP serving from memory) is measured over the same window. The clients share
-// the machine's cores with the server, the encoder and the publisher: the count that keeps up
-// is a floor for the server alone; the server's CPU per answered request (playlist or part) says
-// what it alone would hold (a viewer asks about six a second: three parts, three reloads).
-import { spawn } from 'node:child_process';
+// each client with its own User-Agent (the per-client cap is 8 waiting requests) and its own
+// keep-alive connection. The clients write their requests on raw sockets and read only the
+// status and Content-Length of each answer (and the playlist's text, parsed once per version):
+// Node's HTTP client cost several times what the server spends per answer, so the clients gave
+// out first. A client keeps up when it received at least 90 % of the parts made while it watched;
+// the live process's CPU (this process: HTTP serving from memory) and the clients' are measured
+// over the same window. The clients share the machine's cores with the server, the encoder and
+// the publisher: the count that keeps up is a floor for the server alone; the server's CPU per
+// answered request (playlist or part) says what it alone would hold (a viewer asks about six a
+// second: three parts, three reloads).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, Agent, get as httpGet } from 'node:http';
+import { createServer } from 'node:http';
+import { createConnection, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { report, round2 } from './lib.ts';
-import { BITS, frameTime, startLiveBench, startTimedPublisher } from './live-server.ts';
+import { BITS, childMode, frameTime, startLiveBench, startTimedPublisher } from './live-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '500,1000,2000').split(',').map(Number);
@@ -108,10 +113,11 @@ async function partAges(media: string, zero: number): Promise<number[]> {
   const init = Buffer.from(await (await fetch(new URL('init.mp4', media))).arrayBuffer());
   const ages: number[] = [];
   let query = '';
-  const deadline = Date.now() + 30_000;
+  // Generous: on a loaded machine the encoder runs late and parts come in bursts.
+  const deadline = Date.now() + 60_000;
   while (ages.length < PARTS_AGED) {
     if (Date.now() > deadline)
-      throw new Error(`only ${ages.length} parts aged in 30 s: is the publisher gone?`);
+      throw new Error(`only ${ages.length} parts aged in 60 s: is the publisher gone?`);
     const answer = await fetch(`${media}${query}`);
     if (!answer.ok) {
       query = '';
@@ -136,34 +142,53 @@ async function partAges(media: string, zero: number): Promise<number[]> {
   return ages;
 }
 
-/** `count` LL-HLS clients in a child process; resolves how many kept up, and this process's cores. */
+/** Clients per child process: each child is one JavaScript thread, so more children use both cores. */
+const CLIENTS_PER_PROCESS = 500;
+
+/**
+ * `count` LL-HLS clients in child processes of CLIENTS_PER_PROCESS; resolves how many kept up,
+ * this process's cores (the server) and the children's (the load generator).
+ */
 async function viewers(media: string, count: number) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--viewers', JSON.stringify({ media, count })],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const children = Array.from({ length: Math.ceil(count / CLIENTS_PER_PROCESS) }, (_, index) => {
+    const first = index * CLIENTS_PER_PROCESS;
+    return childMode(import.meta.url, '--viewers', {
+      media,
+      first,
+      count: Math.min(CLIENTS_PER_PROCESS, count - first),
+    } satisfies ClientsTask);
+  });
+  // A child takes seconds to start on a loaded machine: the clock starts when all are ready.
+  await Promise.all(children.map((child) => child.next()));
+  const windowOpens = Date.now() + WARMUP_MS;
+  const reporting = children.map(async (child) => {
+    child.process.stdin!.write(`${windowOpens}\n`);
+    return JSON.parse(await child.next()) as ClientsReport;
+  });
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   const cpuBefore = process.cpuUsage();
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
   const cpu = process.cpuUsage(cpuBefore);
-  await exited;
-  const { ratios, parts, failures } = JSON.parse(output) as {
-    ratios: number[];
-    parts: number;
-    failures: Record<string, number>;
-  };
-  // Each part a client received took two answers: the (blocking) playlist and the part.
-  const requests = 2 * parts;
+  const reports = await Promise.all(reporting);
+  // The parts made while the window was open, by the numbers any client saw.
+  const made =
+    Math.max(...reports.map((report) => report.lastMade)) -
+    Math.min(...reports.map((report) => report.firstMade ?? Infinity)) +
+    1;
+  const received = reports.flatMap((report) => report.received);
+  const ratios = received.map((parts) => parts / made);
+  const failures: Record<string, number> = {};
+  for (const report of reports)
+    for (const [status, times] of Object.entries(report.failures))
+      failures[status] = (failures[status] ?? 0) + times;
+  const requests = reports.reduce((sum, report) => sum + report.answers, 0);
   return {
     keptUp: ratios.filter((ratio) => ratio >= KEEPS_UP).length,
     medianShare: round2(median(ratios)),
-    failures: Object.values(failures).reduce((sum, count) => sum + count, 0),
+    failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
     failuresByStatus: failures,
     serverCores: round2((cpu.user + cpu.system) / 1e3 / WINDOW_MS),
+    clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     requestsPerSecond: Math.round(requests / (WINDOW_MS / 1000)),
     serverMicrosecondsPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, requests)),
   };
@@ -172,13 +197,14 @@ async function viewers(media: string, count: number) {
 async function main() {
   const { live, database, base, token, call } = await startLiveBench();
   const loadAtStart = loadavg()[0]!;
+  let publisher: ReturnType<typeof startTimedPublisher> | undefined;
   try {
     const channelId = (
       await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
         hls: [{ durationSeconds: 1, video: { width: 1280, height: 720, fps: 30, bps: 2_500_000 } }],
       })
     ).channel_id as string;
-    const publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
+    publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
     let master: string | undefined;
     while (!master) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -212,11 +238,11 @@ async function main() {
       if (step.failures > 0)
         console.log(`${count} viewers: failed answers by status (0: none)`, step.failuresByStatus);
       figures[`viewers${count}ServerCores`] = step.serverCores;
+      figures[`viewers${count}ClientCores`] = step.clientCores;
       figures[`viewers${count}RequestsPerSecond`] = step.requestsPerSecond;
       figures[`viewers${count}ServerMicrosecondsPerRequest`] = step.serverMicrosecondsPerRequest;
     }
     targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = `>= 2000 (of ${Math.max(...VIEWER_STEPS)})`;
-    await publisher.stop();
     report(
       'live-llhls',
       {
@@ -228,84 +254,215 @@ async function main() {
       targets,
     );
   } finally {
+    // A failed step leaves no publisher (and its ffmpeg) running.
+    await publisher?.stop();
     await live.close();
     await database.close();
   }
 }
 
+/** A child's clients: `count` of them from the `first`. */
+interface ClientsTask {
+  media: string;
+  first: number;
+  count: number;
+}
+
 /**
- * Child mode: `count` clients reloading with `_HLS_msn` / `_HLS_part` and fetching each new
- * part for WARMUP_MS + WINDOW_MS; prints each client's share of the parts made in the window.
+ * What a child's clients received over the window: new parts per client, the 200 answers
+ * (playlists and parts), the numbers of the first and last part.
  */
-async function runViewers({ media, count }: { media: string; count: number }) {
-  // A socket per waiting request: a blocking reload holds its socket until it is answered.
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-  const fetchText = (url: string, userAgent: string) =>
-    new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-      httpGet(url, { agent, headers: { 'User-Agent': userAgent } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      }).on('error', reject);
+interface ClientsReport {
+  received: number[];
+  answers: number;
+  firstMade: number | undefined;
+  lastMade: number;
+  failures: Record<string, number>;
+  /** The child's CPU over the window (ms). */
+  cpuMs: number;
+}
+
+/**
+ * One client's keep-alive HTTP/1.1 connection on a raw socket: a request at a time, as a
+ * player's reload and part follow each other. It reads the status line and Content-Length only,
+ * keeping the body when asked (playlists) and counting it otherwise (parts): Node's HTTP client
+ * costs several times what the server spends on an answer, and would be what the bench measured.
+ */
+class Connection {
+  private socket: Socket | undefined;
+  /** Answers the current socket gave: a reused connection the server closed is retried. */
+  private answered = 0;
+  private head = Buffer.alloc(0);
+  private body: Buffer[] = [];
+  private remaining = -1;
+  private status = 0;
+  private pending:
+    | { request: string; keep: boolean; resolve: (answer: { status: number; body: Buffer }) => void }
+    | undefined;
+
+  constructor(
+    private readonly port: number,
+    private readonly userAgent: string,
+  ) {}
+
+  get(path: string, keep: boolean) {
+    return new Promise<{ status: number; body: Buffer }>((resolve) => {
+      const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: ${this.userAgent}\r\n\r\n`;
+      this.pending = { request, keep, resolve };
+      this.send(request);
     });
+  }
+
+  close() {
+    this.socket?.destroy();
+  }
+
+  private send(request: string) {
+    this.socket ??= this.connect();
+    this.socket.write(request);
+  }
+
+  private connect() {
+    const socket = createConnection({ port: this.port, host: '127.0.0.1', noDelay: true });
+    this.answered = 0;
+    socket.on('data', (chunk: Buffer) => this.read(chunk));
+    // A connection gone without its answer is a failure (status 0); the next request reconnects.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      const untouched = this.remaining < 0 && this.head.length === 0;
+      this.head = Buffer.alloc(0);
+      this.remaining = -1;
+      // As browsers do: a request on a kept-alive connection closed before any of its answer
+      // came (the server's idle timeout racing it) is sent again on a new one.
+      if (this.pending && untouched && this.answered > 0) this.send(this.pending.request);
+      else this.finish(0);
+    });
+    return socket;
+  }
+
+  private read(chunk: Buffer) {
+    if (this.remaining < 0) {
+      const head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.head = head;
+        return;
+      }
+      this.head = Buffer.alloc(0);
+      const text = head.toString('latin1', 0, end);
+      this.status = Number(text.slice(9, 12));
+      // The live server gives every answer a Content-Length (no chunked encoding).
+      this.remaining = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? 0);
+      chunk = head.subarray(end + 4);
+    }
+    this.remaining -= chunk.length;
+    if (this.pending?.keep && chunk.length) this.body.push(chunk);
+    if (this.remaining <= 0) {
+      this.remaining = -1;
+      this.answered++;
+      this.finish(this.status);
+    }
+  }
+
+  private finish(status: number) {
+    const pending = this.pending;
+    this.pending = undefined;
+    const body = this.body.length === 1 ? this.body[0]! : Buffer.concat(this.body);
+    this.body = [];
+    pending?.resolve({ status, body });
+  }
+}
+
+/**
+ * Child mode: prints `ready`, reads when the window opens (ms since the epoch) from stdin, then
+ * clients `first` to `first + count - 1` reload with `_HLS_msn` / `_HLS_part` and fetch each
+ * new part until WINDOW_MS after it; prints a ClientsReport.
+ */
+async function runViewers({ media, first, count }: ClientsTask) {
+  process.stdout.write('ready\n');
+  const opening = await createInterface({ input: process.stdin })[Symbol.asyncIterator]().next();
+  const windowOpens = Number(opening.value);
+  const url = new URL(media);
+  const directory = url.pathname.replace(/[^/]*$/, '');
   const partNumber = (uri: string) => Number(/part(\d+)\.m4s$/.exec(uri)?.[1]);
-  const started = Date.now();
-  const windowOpens = started + WARMUP_MS;
   const windowCloses = windowOpens + WINDOW_MS;
+  let cpuAtOpen: NodeJS.CpuUsage | undefined;
+  setTimeout(() => (cpuAtOpen = process.cpuUsage()), windowOpens - Date.now());
   /** Failed answers by status (0: no answer). */
   const failures: Record<number, number> = {};
-  const failed = (status: number | undefined) => {
-    failures[status ?? 0] = (failures[status ?? 0] ?? 0) + 1;
+  const failed = (status: number) => {
+    failures[status] = (failures[status] ?? 0) + 1;
     return new Promise((resolve) => setTimeout(resolve, 100));
   };
-  // Every client gets the same few playlist versions: each is parsed once.
-  const parsed = new Map<string, HLS.types.MediaPlaylist>();
-  const parse = (text: string) => {
-    let playlist = parsed.get(text);
-    if (!playlist) {
+  // Every client gets the same few playlist versions: each is parsed once, into what a client
+  // asks next (the newest listed part, and the blocking reload for the one after it).
+  const parsed = new Map<string, { part: string; reload: string }>();
+  const next = (text: string) => {
+    let step = parsed.get(text);
+    if (!step) {
       if (parsed.size > 16) parsed.clear();
-      playlist = HLS.parse(text) as HLS.types.MediaPlaylist;
-      parsed.set(text, playlist);
-    }
-    return playlist;
-  };
-  let firstMade: number | undefined;
-  let lastMade = 0;
-  const received = Array.from({ length: count }, () => 0);
-  const client = async (index: number) => {
-    const userAgent = `llhls-bench/${index}`;
-    let query = '';
-    while (Date.now() < windowCloses) {
-      const answer = await fetchText(`${media}${query}`, userAgent).catch(() => undefined);
-      if (answer?.status !== 200) {
-        await failed(answer?.status);
-        query = '';
-        continue;
-      }
-      const playlist = parse(answer.body.toString('utf8'));
+      const playlist = HLS.parse(text) as HLS.types.MediaPlaylist;
       const open = playlist.segments.at(-1)!;
       const listed = open.parts.filter((part) => !part.hint);
       const newest = listed.at(-1) ?? playlist.segments.at(-2)!.parts.at(-1)!;
-      const part = await fetchText(new URL(newest.uri, media).href, userAgent).catch(() => undefined);
-      const now = Date.now();
-      if (part?.status === 200 && now >= windowOpens) {
-        received[index]!++;
-        firstMade ??= partNumber(newest.uri);
-        lastMade = Math.max(lastMade, partNumber(newest.uri));
-      } else if (part?.status !== 200) await failed(part?.status);
-      query = `?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${listed.length}`;
+      step = {
+        part: `${directory}${newest.uri}`,
+        reload: `${url.pathname}?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${listed.length}`,
+      };
+      parsed.set(text, step);
     }
+    return step;
+  };
+  let firstMade: number | undefined;
+  let lastMade = 0;
+  /** Answers (200) in the window: playlists and parts. */
+  let answers = 0;
+  const received = Array.from({ length: count }, () => 0);
+  const client = async (index: number) => {
+    const connection = new Connection(Number(url.port), `llhls-bench/${first + index}`);
+    let reload = url.pathname;
+    /** The newest part counted: a playlist answered unchanged lists it again, which is no new part. */
+    let newest = -1;
+    while (Date.now() < windowCloses) {
+      const answer = await connection.get(reload, true);
+      if (answer.status !== 200) {
+        await failed(answer.status);
+        reload = url.pathname;
+        continue;
+      }
+      const step = next(answer.body.toString('utf8'));
+      const part = await connection.get(step.part, false);
+      if (Date.now() >= windowOpens) answers += part.status === 200 ? 2 : 1;
+      const number = partNumber(step.part);
+      if (part.status === 200 && Date.now() >= windowOpens && number > newest) {
+        newest = number;
+        received[index]!++;
+        firstMade ??= number;
+        lastMade = Math.max(lastMade, number);
+      } else if (part.status !== 200) await failed(part.status);
+      reload = step.reload;
+    }
+    connection.close();
   };
   await Promise.all(received.map((_, index) => client(index)));
-  const made = lastMade - (firstMade ?? lastMade) + 1;
-  const parts = received.reduce((sum, count) => sum + count, 0);
-  process.stdout.write(JSON.stringify({ ratios: received.map((count) => count / made), parts, failures }));
-  agent.destroy();
+  const cpu = process.cpuUsage(cpuAtOpen);
+  const report: ClientsReport = {
+    received,
+    answers,
+    firstMade,
+    lastMade,
+    failures,
+    cpuMs: (cpu.user + cpu.system) / 1e3,
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  // stdin, still open, would keep the child running.
+  process.exit(0);
 }
 
 if (process.argv[2] === '--viewers') {
-  await runViewers(JSON.parse(process.argv[3]!) as { media: string; count: number });
+  await runViewers(JSON.parse(process.argv[3]!) as ClientsTask);
 } else {
   await main();
   // The server deps' job queue keeps a supervision timer after its database is closed.

@@ -8,26 +8,25 @@
 // strip back. Latency is that moment minus the moment the frame was made (the publisher's first
 // RTP packet is frame time 0), over BENCH_SECONDS (20) of playback.
 //
-// Viewers per process: a child process opens BENCH_VIEWERS (10,25,50,100) werift WHEP viewers at
-// a time; once all are connected, both processes measure over WINDOW_MS: this process's CPU
-// (the live server: forwarding, SRTP, and the ladder's one ffmpeg, which is a child of its own
-// and not counted) and each viewer's received RTP bytes against the bytes the server took in
-// from the publisher. A viewer keeps up when it received at least 90 % of them. The viewers
-// share the machine's 2 cores with the server and the publisher (werift decrypting SRTP for
-// every viewer costs about what the server spends encrypting it): the count that keeps up is a
-// floor for the server alone.
-import { spawn } from 'node:child_process';
+// Viewers per process: BENCH_VIEWERS (10,50,100,200) werift WHEP viewers, 100 to a child
+// process, opened ten at a time; once all are connected, all processes measure over WINDOW_MS:
+// this process's CPU (the live server: forwarding, SRTP, and the ladder's one ffmpeg, which is
+// a child of its own and not counted), the children's, and each viewer's received RTP bytes
+// against the bytes the server took in from the publisher. A viewer keeps up when it received at
+// least 90 % of them. A viewer counts the SRTP packets reaching its socket without decrypting
+// them (runViewers): werift decrypting for every viewer cost about what the server spends
+// encrypting, so the viewers saturated the machine first. They still share its 2 cores with the
+// server and the publisher: the count that keeps up is a floor for the server alone.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
+import { ProtectionProfileAeadAes128Gcm, RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { report, round2 } from './lib.ts';
-import { BITS, startLiveBench, startTimedPublisher } from './live-server.ts';
+import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
-const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,25,50,100').split(',').map(Number);
+const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,50,100,200').split(',').map(Number);
 const WINDOW_MS = 8_000;
 const KEEPS_UP = 0.9;
 const SAMPLE_MS = 100;
@@ -69,22 +68,6 @@ window.watch = async (url) => {
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 const percentile = (values: number[], share: number) => sorted(values)[Math.floor(values.length * share)]!;
 
-/** A child process of this script in another mode, its stdout as lines. */
-function child(mode: string, argument: unknown) {
-  const process_ = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), mode, JSON.stringify(argument)],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: process_.stdout });
-  const next = () =>
-    new Promise<string>((resolve, reject) => {
-      lines.once('line', resolve);
-      process_.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
-    });
-  return { process: process_, next };
-}
-
 /** Glass-to-glass over WHEP in Chromium: latencies (ms) of the frames shown. */
 async function glassToGlass(whepUrl: string, zero: number): Promise<number[]> {
   const { chromium } = await import('playwright-core');
@@ -122,28 +105,49 @@ async function ingestBytes(live: LiveBench['live']): Promise<number> {
   return metric.values[0]?.value ?? 0;
 }
 
+/** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
+const VIEWERS_PER_PROCESS = 100;
+
 async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, baseCores: number) {
-  const viewers = child('--viewers', { whepUrl, count });
-  const connected = JSON.parse(await viewers.next()) as { connected: number };
+  const children = Array.from({ length: Math.ceil(count / VIEWERS_PER_PROCESS) }, (_, index) =>
+    childMode(import.meta.url, '--viewers', {
+      whepUrl,
+      count: Math.min(VIEWERS_PER_PROCESS, count - index * VIEWERS_PER_PROCESS),
+    }),
+  );
+  const connected = (
+    await Promise.all(
+      children.map(async (viewers) => JSON.parse(await viewers.next()) as { connected: number }),
+    )
+  ).reduce((sum, child) => sum + child.connected, 0);
   const cpuBefore = process.cpuUsage();
   const ingestBefore = await ingestBytes(live);
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
   const cpu = process.cpuUsage(cpuBefore);
   const ingested = (await ingestBytes(live)) - ingestBefore;
-  viewers.process.stdin.write('report\n');
-  const { received } = JSON.parse(await viewers.next()) as { received: number[] };
-  const shares = received.map((bytes) => bytes / ingested);
+  const reports = await Promise.all(
+    children.map(async (viewers) => {
+      viewers.process.stdin!.write('report\n');
+      return JSON.parse(await viewers.next()) as { received: number[]; cpuMs: number };
+    }),
+  );
+  const shares = reports.flatMap((report) => report.received).map((bytes) => bytes / ingested);
   const serverCores = (cpu.user + cpu.system) / 1e3 / WINDOW_MS;
   return {
-    connected: connected.connected,
+    connected,
     keptUp: shares.filter((share) => share >= KEEPS_UP).length,
     medianShare: round2(percentile(shares, 0.5)),
     serverCores: round2(serverCores),
+    clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     // Forwarding cost of one viewer receiving the whole stream: the server's CPU beyond what it
-    // spends without viewers, divided by the viewers and the share of the stream they took in
-    // (their own CPU limits it).
+    // spends without viewers, divided by the viewers' shares of the stream summed (a viewer that
+    // took in half of it counts as half a viewer).
     serverCoreMsPerFullViewerSecond: round2(
-      ((serverCores - baseCores) * 1000) / Math.max(connected.connected * percentile(shares, 0.5), 1e-9),
+      ((serverCores - baseCores) * 1000) /
+        Math.max(
+          shares.reduce((sum, share) => sum + share, 0),
+          1e-9,
+        ),
     ),
   };
 }
@@ -210,13 +214,32 @@ async function measure(
     figures[`viewers${count}KeptUp`] = step.keptUp;
     figures[`viewers${count}MedianShare`] = step.medianShare;
     figures[`viewers${count}ServerCores`] = step.serverCores;
+    figures[`viewers${count}ClientCores`] = step.clientCores;
     figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
   }
+}
+
+/** The SRTP authentication tag's length (bytes) under the DTLS transport's profile. */
+function tagLength(pc: RTCPeerConnection): number {
+  const session = pc.dtlsTransports[0]!.srtp as unknown as { config: { profile: number } };
+  return session.config.profile === ProtectionProfileAeadAes128Gcm ? 16 : 10;
+}
+
+/** The private part of werift's ICE connection this bench reads: the selected pair's UDP transport. */
+interface NominatedTransport {
+  nominated?: { protocol: { transport: { onData(data: Buffer, address: [string, number]): void } } };
 }
 
 /**
  * Child mode: `count` werift WHEP viewers, opened a few at a time; prints `{connected}` once
  * all are, then on `report` from the parent each viewer's RTP bytes received since.
+ *
+ * Once a viewer's connection is up, the SRTP packets reaching its socket are counted (their RTP
+ * header and payload: the length less the authentication tag) and dropped undecrypted; STUN
+ * (the server's consent checks), DTLS and SRTCP go on to werift. So a viewer costs about a
+ * socket read per packet, not the AES that would make the viewers saturate the machine before
+ * the server. What such a viewer does not send: receiver reports (the server then never sees
+ * loss above its congestion threshold), NACKs and PLIs (it detects no loss).
  */
 async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }) {
   const received = Array.from({ length: count }, () => 0);
@@ -230,11 +253,6 @@ async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }
     peers.push(pc);
     pc.addTransceiver('video', { direction: 'recvonly' });
     pc.addTransceiver('audio', { direction: 'recvonly' });
-    pc.onTrack.subscribe((track) =>
-      track.onReceiveRtp.subscribe((packet) => {
-        received[index]! += packet.payload.length + packet.header.serializeSize;
-      }),
-    );
     await pc.setLocalDescription(await pc.createOffer());
     const answer = await fetch(whepUrl, {
       method: 'POST',
@@ -243,19 +261,33 @@ async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }
     });
     if (answer.status !== 201) return false;
     await pc.setRemoteDescription({ type: 'answer', sdp: await answer.text() });
+    await pc.connectionStateChange.watch((state) => state === 'connected', 20_000);
+    const tag = tagLength(pc);
+    const connection = pc.dtlsTransports[0]!.iceTransport.connection as unknown as NominatedTransport;
+    const transport = connection.nominated!.protocol.transport;
+    const passOn = transport.onData.bind(transport);
+    transport.onData = (data, address) => {
+      // RTP (RFC 7983: first byte 128 to 191) but not RTCP (payload types 192 to 223, RFC 5761).
+      if (data[0]! >> 6 === 2 && (data[1]! < 192 || data[1]! > 223)) received[index]! += data.length - tag;
+      else passOn(data, address);
+    };
     return true;
   };
   let connected = 0;
   for (let start = 0; start < count; start += 10) {
-    const batch = received.slice(start, start + 10).map((_, offset) => open(start + offset));
+    const batch = received
+      .slice(start, start + 10)
+      .map((_, offset) => open(start + offset).catch(() => false));
     connected += (await Promise.all(batch)).filter(Boolean).length;
   }
   // Every viewer starts at the publisher's next keyframe (every 2 s).
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   received.fill(0);
+  const cpuBefore = process.cpuUsage();
   process.stdout.write(`${JSON.stringify({ connected })}\n`);
   await createInterface({ input: process.stdin })[Symbol.asyncIterator]().next();
-  process.stdout.write(`${JSON.stringify({ received })}\n`);
+  const cpu = process.cpuUsage(cpuBefore);
+  process.stdout.write(`${JSON.stringify({ received, cpuMs: (cpu.user + cpu.system) / 1e3 })}\n`);
   await Promise.all(peers.map((pc) => pc.close()));
   process.exit(0);
 }
