@@ -14,7 +14,8 @@ const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url
 const SESSION_SWEEP_MS = 10 * 60_000;
 
 /** Origin edits the edges should load now rather than at their next poll. */
-export const ORIGIN_CHANGES = /^origin\.(add|update|delete|upload_tls_certificate)$/;
+export const ORIGIN_CHANGES =
+  /^origin\.(add|copy|update|delete|rotate_signing_secret|upload_tls_certificate)$/;
 
 /**
  * The console server of a process (all-in-one or alone): the Hono app on PORT, readiness
