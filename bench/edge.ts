@@ -12,7 +12,8 @@
 //   (which the clients honour), and the p99 of what it accepts stays under 2x the p99 at
 //   concurrency 8, with the conversions per second against those at 8 beside it;
 // - workers: hit req/s with EDGE_WORKERS=1 and 2.
-// RSS over a long run is bench/edge-soak.ts.
+// RSS over a long run is bench/edge-soak.ts. BENCH_PHASES (e.g. `miss` or `miss,hit`; default
+// all of miss,hit,overload,workers) and BENCH_CASES (e.g. `png,jpeg1`) run a part while iterating.
 // Needs Debian's nginx and wrk. The machine's load average is reported beside the figures.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,7 @@ import {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const HIT_SECONDS = Number(process.env.BENCH_DURATION ?? 5);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'miss,hit,overload,workers').split(','));
 
 for (const command of ['nginx', 'wrk'])
   if (spawnSync('sh', ['-c', `command -v ${command}`]).status !== 0)
@@ -50,7 +52,7 @@ interface MissCase {
   perRound: number;
 }
 
-const CASES: MissCase[] = [
+const ALL_CASES: MissCase[] = [
   { name: 'jpeg1', file: 'p1.jpg', size: [1224, 816], params: 'f=webp,q=80', format: 'webp', perRound: 48 },
   { name: 'jpeg6', file: 'p6.jpg', size: [3000, 2000], params: 'f=webp,q=80', format: 'webp', perRound: 32 },
   {
@@ -65,6 +67,9 @@ const CASES: MissCase[] = [
   // q=75 is AVIF quality 50 at effort 3 on the edge (render.ts), as the peer encodes.
   { name: 'avif', file: 'p6.jpg', size: [3000, 2000], params: 'f=avif,q=75', format: 'avif', perRound: 16 },
 ];
+const CASES = process.env.BENCH_CASES
+  ? ALL_CASES.filter((c) => process.env.BENCH_CASES!.split(',').includes(c.name))
+  : ALL_CASES;
 
 const cpuOfTree = (pid: number) => processTree(pid).reduce((sum, each) => sum + cpuMsOf(each), 0);
 const peakRssMb = (pid: number) =>
@@ -194,7 +199,7 @@ const work = mkdtempSync(join(tmpdir(), 'ukiyo-bench-edge-'));
 chmodSync(work, 0o755);
 mkdirSync(join(work, 'origin'));
 mkdirSync(join(work, 'static'));
-for (const { file, size } of CASES)
+for (const { file, size } of ALL_CASES)
   writeFileSync(
     join(work, 'origin', file),
     await photoLike(...size)
@@ -207,12 +212,25 @@ const originUrl = `http://127.0.0.1:${nginx.port}/origin`;
 const peer = await startPeer('sharp-server.mjs', { ORIGIN: originUrl }, '/8/webp/p1.jpg');
 const figures: Record<string, number> = { loadavg1: 0 };
 let edge: BenchEdge | undefined;
-const startBenchEdge = (env: Record<string, string> = {}) =>
-  startEdge({
-    origin: { host: `127.0.0.1:${nginx.port}`, pathPrefix: 'origin' },
-    probePath: '/w=10/p1.jpg',
-    env,
-  });
+/**
+ * An edge serving the origin; started afresh, up to three times in all, when it did not load the
+ * origin in time, which on a machine shared with other work (load average 15-25 on 2 cores) cost
+ * whole runs.
+ */
+async function startBenchEdge(env: Record<string, string> = {}): Promise<BenchEdge> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEdge({
+        origin: { host: `127.0.0.1:${nginx.port}`, pathPrefix: 'origin' },
+        probePath: '/w=10/p1.jpg',
+        env,
+      });
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.warn(`edge start failed (${String(error)}); starting it again`);
+    }
+  }
+}
 try {
   edge = await startBenchEdge();
   const { pid, port, host } = edge;
@@ -220,7 +238,7 @@ try {
   // Misses: every width once, edge and peer alternating, each on widths neither has seen.
   let width = 300;
   const widths = (count: number) => Array.from({ length: count }, () => width++);
-  for (const missCase of CASES) {
+  for (const missCase of PHASES.has('miss') ? CASES : []) {
     const edgeCpu: number[] = [];
     const peerCpu: number[] = [];
     const edgePaths = (ws: number[]) => ws.map((w) => `/w=${w},${missCase.params}/${missCase.file}`);
@@ -244,79 +262,85 @@ try {
     figures[`miss_${missCase.name}_peerCpuMs`] = round2(mean(peerCpu));
     figures[`miss_${missCase.name}_ratio`] = round2(mean(edgeCpu) / mean(peerCpu));
   }
-  figures.peakRssMb = peakRssMb(pid);
-  figures.peerPeakRssMb = peakRssMb(peer.process.pid!);
-  figures.peakRssRatio = round2(figures.peakRssMb / figures.peerPeakRssMb);
+  if (PHASES.has('miss')) {
+    figures.peakRssMb = peakRssMb(pid);
+    figures.peerPeakRssMb = peakRssMb(peer.process.pid!);
+    figures.peakRssRatio = round2(figures.peakRssMb / figures.peerPeakRssMb);
+  }
 
   // Hits: one variant from the edge's cache; the same bytes as a static file from nginx, and
   // from memory by a bare Node server (the floor of any Node answer).
   const hitPath = '/w=400,f=webp,q=80/p6.jpg';
-  const variant = await edge.get(hitPath);
-  writeFileSync(join(work, 'static', 'variant.webp'), variant.body);
-  const floor = await startPeer('node-static.mjs', { FILE: join(work, 'static', 'variant.webp') }, '/');
-  const runs = {
-    edge: () => hammer(`http://127.0.0.1:${port}${hitPath}`, host, pid),
-    nginx: () => hammer(`http://127.0.0.1:${nginx.port}/static/variant.webp`, null, nginx.process.pid!),
-    floor: () => hammer(`http://127.0.0.1:${floor.port}/`, null, floor.process.pid!),
-  };
-  const hits = { edge: [], nginx: [], floor: [] } as Record<keyof typeof runs, ReturnType<typeof hammer>[]>;
-  for (let round = -1; round < ROUNDS; round++) {
-    // Round -1 warms up.
-    for (const [name, run] of Object.entries(runs)) {
-      const result = run();
-      if (round >= 0) hits[name as keyof typeof runs].push(result);
+  if (PHASES.has('hit')) {
+    const variant = await edge.get(hitPath);
+    writeFileSync(join(work, 'static', 'variant.webp'), variant.body);
+    const floor = await startPeer('node-static.mjs', { FILE: join(work, 'static', 'variant.webp') }, '/');
+    const runs = {
+      edge: () => hammer(`http://127.0.0.1:${port}${hitPath}`, host, pid),
+      nginx: () => hammer(`http://127.0.0.1:${nginx.port}/static/variant.webp`, null, nginx.process.pid!),
+      floor: () => hammer(`http://127.0.0.1:${floor.port}/`, null, floor.process.pid!),
+    };
+    const hits = { edge: [], nginx: [], floor: [] } as Record<keyof typeof runs, ReturnType<typeof hammer>[]>;
+    for (let round = -1; round < ROUNDS; round++) {
+      // Round -1 warms up.
+      for (const [name, run] of Object.entries(runs)) {
+        const result = run();
+        if (round >= 0) hits[name as keyof typeof runs].push(result);
+      }
     }
+    floor.process.kill('SIGTERM');
+    const cpuMs = (name: keyof typeof runs) =>
+      Math.round(mean(hits[name].map((h) => h.cpuMsPerRequest)) * 1000) / 1000;
+    figures.hit_cpuMs = cpuMs('edge');
+    figures.hit_nginxCpuMs = cpuMs('nginx');
+    figures.hit_nodeFloorCpuMs = cpuMs('floor');
+    figures.hit_cpuRatio = round2(figures.hit_cpuMs / figures.hit_nginxCpuMs);
+    figures.hit_nodeFloorRatio = round2(figures.hit_cpuMs / figures.hit_nodeFloorCpuMs);
+    figures.hit_rps = Math.round(mean(hits.edge.map((h) => h.rps)));
+    figures.hit_nginxRps = Math.round(mean(hits.nginx.map((h) => h.rps)));
+    figures.variantBytes = variant.body.length;
   }
-  floor.process.kill('SIGTERM');
-  const cpuMs = (name: keyof typeof runs) =>
-    Math.round(mean(hits[name].map((h) => h.cpuMsPerRequest)) * 1000) / 1000;
-  figures.hit_cpuMs = cpuMs('edge');
-  figures.hit_nginxCpuMs = cpuMs('nginx');
-  figures.hit_nodeFloorCpuMs = cpuMs('floor');
-  figures.hit_cpuRatio = round2(figures.hit_cpuMs / figures.hit_nginxCpuMs);
-  figures.hit_nodeFloorRatio = round2(figures.hit_cpuMs / figures.hit_nodeFloorCpuMs);
-  figures.hit_rps = Math.round(mean(hits.edge.map((h) => h.rps)));
-  figures.hit_nginxRps = Math.round(mean(hits.nginx.map((h) => h.rps)));
-  figures.variantBytes = variant.body.length;
 
   // Overload: the same misses at concurrency 8, then 64, for 15 seconds each. A background
   // colour, which an opaque picture never shows, makes each a variant of its own.
-  let serial = 0;
-  const timed = async (concurrency: number, seconds: number) => {
-    const paths = Array.from(
-      { length: 20_000 },
-      () => `/w=400,f=webp,q=80,b=${(serial++).toString(16).padStart(6, '0')}/p6.jpg`,
+  if (PHASES.has('overload')) {
+    let serial = 0;
+    const timed = async (concurrency: number, seconds: number) => {
+      const paths = Array.from(
+        { length: 20_000 },
+        () => `/w=400,f=webp,q=80,b=${(serial++).toString(16).padStart(6, '0')}/p6.jpg`,
+      );
+      const started = performance.now();
+      const answers = await load(port, host, paths, concurrency, seconds);
+      return { answers, seconds: (performance.now() - started) / 1000 };
+    };
+    const { answers: c8, seconds: c8Seconds } = await timed(8, 15);
+    const { answers: c64, seconds: c64Seconds } = await timed(64, 15);
+    const accepted = c64.filter((answer) => answer.status === 200);
+    const shed = c64.filter((answer) => answer.status === 503);
+    if (accepted.length + shed.length !== c64.length || shed.some((answer) => !answer.retryAfter))
+      throw new Error('overload answered other than 200 or 503 with Retry-After');
+    figures.c8_p99Ms = Math.round(
+      percentile(
+        c8.map((answer) => answer.ms),
+        99,
+      ),
     );
-    const started = performance.now();
-    const answers = await load(port, host, paths, concurrency, seconds);
-    return { answers, seconds: (performance.now() - started) / 1000 };
-  };
-  const { answers: c8, seconds: c8Seconds } = await timed(8, 15);
-  const { answers: c64, seconds: c64Seconds } = await timed(64, 15);
-  const accepted = c64.filter((answer) => answer.status === 200);
-  const shed = c64.filter((answer) => answer.status === 503);
-  if (accepted.length + shed.length !== c64.length || shed.some((answer) => !answer.retryAfter))
-    throw new Error('overload answered other than 200 or 503 with Retry-After');
-  figures.c8_p99Ms = Math.round(
-    percentile(
-      c8.map((answer) => answer.ms),
-      99,
-    ),
-  );
-  figures.c64_p99Ms = Math.round(
-    percentile(
-      accepted.map((answer) => answer.ms),
-      99,
-    ),
-  );
-  figures.c64_p99Ratio = round2(figures.c64_p99Ms / figures.c8_p99Ms);
-  figures.c64_goodputRatio = round2(accepted.length / c64Seconds / (c8.length / c8Seconds));
+    figures.c64_p99Ms = Math.round(
+      percentile(
+        accepted.map((answer) => answer.ms),
+        99,
+      ),
+    );
+    figures.c64_p99Ratio = round2(figures.c64_p99Ms / figures.c8_p99Ms);
+    figures.c64_goodputRatio = round2(accepted.length / c64Seconds / (c8.length / c8Seconds));
+  }
 
   await edge.stop();
   edge = undefined;
 
   // Workers: hit throughput of one and of two edge processes sharing the port and the cache.
-  for (const workers of [1, 2]) {
+  for (const workers of PHASES.has('workers') ? [1, 2] : []) {
     edge = await startBenchEdge({ EDGE_WORKERS: String(workers) });
     await edge.get(hitPath);
     const url = `http://127.0.0.1:${edge.port}${hitPath}`;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   applyRules,
@@ -510,7 +510,7 @@ export class EdgeHandler {
       const freshUntil = now + policy.maxAge * 1000;
       const meta: IndexedMeta = {
         contentType: result.contentType,
-        etag: `"${createHash('sha256').update(result.data).digest('base64url').slice(0, 27)}"`,
+        etag: `"${hash('sha256', result.data, 'base64url').slice(0, 27)}"`,
         varyAccept: result.varyAccept,
         freshUntil,
         sourceBytes: source.data.length,

@@ -94,6 +94,20 @@ describe('DiskCache', () => {
     expect(held.data.buffer.byteLength).toBe(100);
   });
 
+  it('holds a large variant as it came, charged the block it may have grown in, and writes it whole', async () => {
+    const dir = newDir();
+    const cache = await openCache(dir, { maxBytes: 1e7, memoryBytes: 4 * 1024 ** 2 });
+    const large = Buffer.alloc(200_000, 9);
+    const id = DiskCache.idOf(5, '/l.png', 'w=1');
+    await cache.put(id, meta('l'), large);
+    expect(cache.hotVariant(id)!.data).toBe(large);
+    expect(cache.size.memoryBytes).toBe(256 * 1024);
+    // Another worker reads the same bytes from the file.
+    expect((await (await openCache(dir)).load(id))!.data.equals(large)).toBe(true);
+    await cache.purge(5, '/l.png');
+    expect(cache.size.memoryBytes).toBe(0);
+  });
+
   it('evicts by a clock past its entry count or size: a used entry gets a second chance', async () => {
     const ids = ['a', 'b', 'c'].map((key) => DiskCache.idOf(2, '/x.jpg', key));
     const fill = async (cache: DiskCache) => {

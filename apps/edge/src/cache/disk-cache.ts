@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What a stored variant needs to be answered without touching the origin. */
@@ -46,6 +46,8 @@ export interface CacheEntry {
   meta?: IndexedMeta;
   /** Kept in memory while the entry is among the most recently used. */
   data?: Buffer;
+  /** The memory `data` holds, which the memory tier is charged (heldCopy). */
+  dataBytes?: number;
   /** Asked for since the eviction clock last passed it (second chance). */
   used: boolean;
   /** The same, for the memory tier. */
@@ -97,13 +99,18 @@ function abandoned(file: string, mtimeMs: number): boolean {
   }
 }
 
-/** The pieces of one variant file (a disk cache file, a shared tier object). */
-export function encodeVariant(meta: VariantMeta, data: Buffer): Buffer[] {
-  const json = Buffer.from(JSON.stringify(meta));
-  const header = Buffer.allocUnsafe(HEADER);
-  MAGIC.copy(header);
-  header.writeUInt32BE(json.length, MAGIC.length);
-  return [header, json, data];
+/**
+ * The pieces of one variant file (a disk cache file, a shared tier object): its head (MAGIC, the
+ * meta's length and the meta) and the data itself, which is never copied to write it.
+ */
+export function encodeVariant(meta: VariantMeta, data: Buffer): [Buffer, Buffer] {
+  const json = JSON.stringify(meta);
+  const length = Buffer.byteLength(json);
+  const head = Buffer.allocUnsafe(HEADER + length);
+  MAGIC.copy(head);
+  head.writeUInt32BE(length, MAGIC.length);
+  head.write(json, HEADER);
+  return [head, data];
 }
 
 /**
@@ -157,6 +164,9 @@ export class DiskCache {
   private readonly hot = new Map<string, CacheEntry>();
   private diskBytes = 0;
   private memoryBytes = 0;
+  /** Temporary names: this process's pid, a random part (hosts sharing a volume), a counter. */
+  private readonly temporaryPrefix = `.tmp-${process.pid}-${randomBytes(6).toString('hex')}-`;
+  private writes = 0;
 
   constructor(private readonly options: DiskCacheOptions) {}
 
@@ -227,22 +237,36 @@ export class DiskCache {
     return { entry, meta, data: decoded.data };
   }
 
+  /**
+   * Writes the variant under a temporary name, renames it into place, then indexes it and keeps
+   * it in memory. A miss waits for it: its answer then stands for a file every worker finds.
+   */
   async put(id: string, meta: VariantMeta, data: Buffer): Promise<void> {
     const path = join(this.options.dir, id);
     const directory = path.slice(0, path.lastIndexOf('/'));
-    await mkdir(directory, { recursive: true });
-    const pieces = encodeVariant(meta, data);
-    const temporary = join(directory, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
-    await writeFile(temporary, pieces);
+    const temporary = join(directory, `${this.temporaryPrefix}${this.writes++}`);
+    const [head] = encodeVariant(meta, data);
+    // The image's directory usually exists (its other variants): created only when it does not.
+    const file = await open(temporary, 'w').catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await mkdir(directory, { recursive: true });
+      return open(temporary, 'w');
+    });
+    try {
+      // One write of both pieces; a short one (a full disk) leaves the temporary name unrenamed.
+      const { bytesWritten } = await file.writev([head, data]);
+      if (bytesWritten !== head.length + data.length)
+        throw new Error(`short write to ${temporary}: ${bytesWritten} bytes`);
+    } finally {
+      await file.close();
+    }
     await rename(temporary, path);
     this.drop(id);
     const { url: _url, imagePath: _imagePath, ...indexed } = meta;
-    const entry = this.index(
-      id,
-      pieces.reduce((bytes, piece) => bytes + piece.length, 0),
-    );
+    const entry = this.index(id, head.length + data.length);
     entry.meta = indexed;
-    this.keepHot(entry, exactCopy(data));
+    const held = heldCopy(data);
+    this.keepHot(entry, held.data, held.bytes);
     await this.evict();
   }
 
@@ -311,11 +335,13 @@ export class DiskCache {
     return entry;
   }
 
-  private keepHot(entry: CacheEntry, data: Buffer): void {
-    if (entry.data || data.length > this.options.memoryBytes / 8) return;
+  /** Into the memory tier, charged `bytes`: the memory `data` holds, which may exceed its length. */
+  private keepHot(entry: CacheEntry, data: Buffer, bytes = data.length): void {
+    if (entry.data || bytes > this.options.memoryBytes / 8) return;
     entry.data = data;
+    entry.dataBytes = bytes;
     this.hot.set(entry.id, entry);
-    this.memoryBytes += data.length;
+    this.memoryBytes += bytes;
     for (const [id, cold] of this.hot) {
       if (this.memoryBytes <= this.options.memoryBytes) break;
       this.hot.delete(id);
@@ -324,9 +350,14 @@ export class DiskCache {
         this.hot.set(id, cold);
         continue;
       }
-      this.memoryBytes -= cold.data?.length ?? 0;
-      delete cold.data;
+      this.forgetData(cold);
     }
+  }
+
+  private forgetData(entry: CacheEntry): void {
+    this.memoryBytes -= entry.dataBytes ?? 0;
+    delete entry.data;
+    delete entry.dataBytes;
   }
 
   private dropPrefix(prefix: string): void {
@@ -338,8 +369,8 @@ export class DiskCache {
     if (!entry) return;
     this.entries.delete(id);
     this.diskBytes -= entry.size;
-    if (this.hot.delete(id)) this.memoryBytes -= entry.data?.length ?? 0;
-    delete entry.data;
+    this.hot.delete(id);
+    this.forgetData(entry);
   }
 
   private async evict(): Promise<void> {
@@ -362,16 +393,25 @@ export class DiskCache {
   }
 }
 
+/** Variants this large are held in memory as they came (heldCopy). */
+const UNCOPIED_BYTES = 128 * 1024;
+
 /**
- * A buffer of exactly `data`'s bytes, outside Buffer's shared pool. sharp's output sits in a
- * native block libvips sized for encoding, ~17 KB more than a small variant, which thousands
- * held in memory multiplied (RSS doubled over ten minutes of misses; bench/edge-soak.ts); a
- * pooled copy would keep a whole pool slab (64 KiB on Node 24) alive instead.
+ * What the memory tier holds of a variant just made, and the memory that costs. sharp's output
+ * sits in the native block libvips grew by doubling as it encoded (a GByteArray): up to twice
+ * the variant, ~17 KB more than a small one, which thousands held in memory multiplied (RSS
+ * doubled over ten minutes of misses; bench/edge-soak.ts). A small variant is therefore copied
+ * into a block of exactly its bytes, outside Buffer's shared pool (a pooled copy would keep a
+ * whole pool slab, 64 KiB on Node 24, alive instead). From UNCOPIED_BYTES on (glibc's default
+ * threshold for mapping a block afresh) the copy costs more than it saves, the fresh block's
+ * page faults above all (~0.3 ms of a 250 KB PNG miss, bench/edge.ts); such a variant is held
+ * as it came, and charged the power of two its block may have grown to.
  */
-function exactCopy(data: Buffer): Buffer {
+function heldCopy(data: Buffer): { data: Buffer; bytes: number } {
+  if (data.length >= UNCOPIED_BYTES) return { data, bytes: 2 ** Math.ceil(Math.log2(data.length)) };
   const copy = Buffer.allocUnsafeSlow(data.length);
   data.copy(copy);
-  return copy;
+  return { data: copy, bytes: data.length };
 }
 
 /** The meta recorded in a variant file's header, read without its data. */
