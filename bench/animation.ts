@@ -152,7 +152,12 @@ try {
   };
   for (const [kind, path] of Object.entries(kinds) as Array<[keyof typeof kinds, (w: number) => string]>) {
     const miss = async (w: number) => {
-      const answer = await get(path(w));
+      // A keep-alive socket the edge closes after 5 s idle (while the reference runs) can fail
+      // the request written on it as it closes: that request never reached the edge.
+      const answer = await get(path(w)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ECONNRESET') throw error;
+        return get(path(w));
+      });
       if (answer.status !== 200) throw new Error(`edge answered ${answer.status}: ${answer.body.toString()}`);
     };
     await pool(nextWidths().slice(0, 4), CONCURRENCY, miss); // warm-up
