@@ -13,7 +13,8 @@
 // in the edge and more in the child until its exec; forking dash costs well under 1 ms.
 //
 // Limits: one encoder thread (one transform, one core, as libvips runs it), the transform's
-// deadline (ffmpeg is killed when it passes: 503), and a cap on the output's size (`-fs`).
+// deadline (ffmpeg is killed when it passes: 503), a cap on the output's size (`-fs`) and one
+// on ffmpeg's address space (`ulimit -v`, set by the launcher's subshell).
 
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -36,6 +37,15 @@ export interface RenderedFrames {
 
 /** The largest video sent; past it the conversion is refused (422). */
 export const MAX_VIDEO_BYTES = 64 * 1024 ** 2;
+
+/**
+ * ffmpeg's address space. Mapping its ~215 libraries takes about 350 MiB; a 4000x3000 GIF to an
+ * MP4 of that size peaks at 440 MiB resident. Past the limit an allocation fails and the
+ * conversion is refused (422), so no input can take the machine's memory.
+ */
+const MAX_VIDEO_MEMORY_KIB = 1024 * 1024;
+/** How ffmpeg (ENOMEM) and x264 (its own allocator) say an allocation failed. */
+const OUT_OF_MEMORY = /Cannot allocate memory|malloc of size \d+ failed/;
 
 /**
  * Browsers show GIF frames of 10 ms or less for 100 ms (such delays were written for old
@@ -201,6 +211,10 @@ async function runFfmpeg(
     if (status !== 0) {
       const stderr = (await readFile(errors, 'utf8').catch(() => '')).slice(0, 4096);
       const failure = new Error(`ffmpeg exited with ${status}: ${stderr.trim()}`);
+      if (OUT_OF_MEMORY.test(stderr)) {
+        const reason = `the video would need more than ${MAX_VIDEO_MEMORY_KIB / 1024} MiB of memory`;
+        throw new ImagingError('too-large', reason, { cause: failure });
+      }
       if (!decodesOrigin) throw failure;
       throw new ImagingError('invalid-image', 'the GIF could not be decoded as a video', { cause: failure });
     }
@@ -263,7 +277,8 @@ function launch(args: string[], errors: string): Job {
   // The PATH of the moment, in which spawn would look ffmpeg up.
   const command = [`PATH=${quote(process.env.PATH ?? '')}`, 'ffmpeg', ...args.map(quote)].join(' ');
   const redirects = `</dev/null >/dev/null 2>${quote(errors)}`;
-  shell.stdin.write(`(${command} ${redirects} & echo "${id} $!"; wait $!; echo "${id} = $?") &\n`);
+  const limited = `ulimit -v ${MAX_VIDEO_MEMORY_KIB}; ${command} ${redirects}`;
+  shell.stdin.write(`(${limited} & echo "${id} $!"; wait $!; echo "${id} = $?") &\n`);
   shell.stdout.ref();
   return {
     exited,
