@@ -292,7 +292,7 @@ class Connection {
   private socket: Socket | undefined;
   /** Answers the current socket gave: a reused connection the server closed is retried. */
   private answered = 0;
-  private head = Buffer.alloc(0);
+  private head: Buffer = Buffer.alloc(0);
   private body: Buffer[] = [];
   private remaining = -1;
   private status = 0;

@@ -444,13 +444,21 @@ describe('f=mp4', { timeout: 20_000 }, () => {
   });
 
   it('kills ffmpeg at the deadline with a 503 and leaves no temporary files', async () => {
-    const temporary = () => readdirSync(tmpdir()).filter((name) => name.startsWith('ukiyo-mp4-')).length;
-    const before = temporary();
-    // 1 ms left on a clock that stands still: ffmpeg cannot even start in that time.
-    const budget = new Budget({ maxCost: 0, timeoutMs: 1 }, () => 0);
-    const frames = { data: Buffer.alloc(64 * 64 * 3 * 2), width: 64, height: 64, delays: [100, 100] };
-    expect(await failure(encodeMp4(frames, budget))).toMatchObject({ status: 503, code: 'timeout' });
-    expect(temporary()).toBe(before);
+    // A temporary directory of this test's own: other test files convert to MP4 at the same time.
+    const own = mkdtempSync(join(tmpdir(), 'ukiyo-deadline-'));
+    const { TMPDIR } = process.env;
+    process.env.TMPDIR = own;
+    try {
+      // 1 ms left on a clock that stands still: ffmpeg cannot even start in that time.
+      const budget = new Budget({ maxCost: 0, timeoutMs: 1 }, () => 0);
+      const frames = { data: Buffer.alloc(64 * 64 * 3 * 2), width: 64, height: 64, delays: [100, 100] };
+      expect(await failure(encodeMp4(frames, budget))).toMatchObject({ status: 503, code: 'timeout' });
+      expect(readdirSync(own)).toEqual([]);
+    } finally {
+      if (TMPDIR === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = TMPDIR;
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it('runs conversions side by side through one shell, and starts another when it is gone', async () => {
