@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +49,16 @@ describe('DiskCache', () => {
       [`.tmp-${process.pid}-writing`, whole.split('/')[2]].sort(),
     );
     expect(await reopened.urlsOf(3, '/a.jpg')).toEqual(['whole']);
+  });
+
+  it('leaves no temporary file behind a write that failed', async () => {
+    const dir = newDir();
+    const cache = await openCache(dir);
+    const id = DiskCache.idOf(4, '/a.jpg', 'w=1');
+    // A directory where the variant's file goes: the rename into place fails.
+    mkdirSync(join(dir, id), { recursive: true });
+    await expect(cache.put(id, meta('u'), Buffer.from('bytes'))).rejects.toThrow();
+    expect(readdirSync(join(dir, id.slice(0, id.lastIndexOf('/'))))).toEqual([id.split('/')[2]]);
   });
 
   it('survives a restart, reading metas when asked, groups variants by image and purges them together', async () => {

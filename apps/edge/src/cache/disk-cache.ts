@@ -253,14 +253,21 @@ export class DiskCache {
       return open(temporary, 'w');
     });
     try {
-      // One write of both pieces; a short one (a full disk) leaves the temporary name unrenamed.
-      const { bytesWritten } = await file.writev([head, data]);
-      if (bytesWritten !== head.length + data.length)
-        throw new Error(`short write to ${temporary}: ${bytesWritten} bytes`);
-    } finally {
-      await file.close();
+      try {
+        // One write of both pieces.
+        const { bytesWritten } = await file.writev([head, data]);
+        if (bytesWritten !== head.length + data.length)
+          throw new Error(`short write to ${temporary}: ${bytesWritten} bytes`);
+      } finally {
+        await file.close();
+      }
+      await rename(temporary, path);
+    } catch (error) {
+      // A write that failed (a full disk) leaves nothing behind: start-up would keep a live
+      // process's temporary file.
+      await unlink(temporary).catch(() => {});
+      throw error;
     }
-    await rename(temporary, path);
     this.drop(id);
     const { url: _url, imagePath: _imagePath, ...indexed } = meta;
     const entry = this.index(id, head.length + data.length);
