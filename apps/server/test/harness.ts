@@ -192,10 +192,12 @@ export async function apiV1(
   path: string,
   token: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<ApiReply> {
   const response = await fetch(`${baseUrl}/api/v1${path}`, {
     method,
     headers: {
+      ...headers,
       Authorization: `Bearer ${token}`,
       ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
     },
