@@ -247,7 +247,9 @@ function Player({ url }: { url: string | null }) {
     void import('hls.js').then(({ default: Hls }) => {
       if (cancelled) return;
       if (Hls.isSupported()) {
-        const hls = new Hls({ lowLatencyMode: true, liveSyncDurationCount: 2 });
+        // After a stall (a busy decoder, a late part) hls.js plays a little faster until it is
+        // back at its distance from the live edge, instead of staying behind for good.
+        const hls = new Hls({ lowLatencyMode: true, liveSyncDurationCount: 2, maxLiveSyncPlaybackRate: 1.5 });
         hls.on(Hls.Events.ERROR, (_event, data) => {
           if (data.fatal) setFailed(true);
         });
