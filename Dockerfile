@@ -18,6 +18,8 @@ COPY apps/all-in-one/package.json apps/all-in-one/
 COPY apps/console/package.json apps/console/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/
+# Fixes to dependencies, applied by npm ci's postinstall (patch-package; patches/README.md).
+COPY patches patches/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -45,6 +47,7 @@ COPY --from=build /app/apps/all-in-one/package.json apps/all-in-one/
 COPY --from=build /app/apps/console/package.json apps/console/
 COPY --from=build /app/e2e/package.json e2e/
 COPY --from=build /app/bench/package.json bench/
+COPY --from=build /app/patches patches/
 # Production dependencies from the lockfile: the bundles import them from node_modules. The
 # processes run as the image's unprivileged `node` user, which owns DATA_DIR and nothing else.
 RUN npm ci --omit=dev --no-audit --no-fund \

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -99,52 +99,30 @@ export async function startLiveBench(log?: Logger) {
   return { live, database, base, token, call };
 }
 
-/** Attempts at starting the publisher: see startTimedPublisher. */
-const PUBLISH_ATTEMPTS = 5;
-
-/**
- * The werift publisher of bench/live.ts in a child process; resolves frame time 0's wall clock.
- * On a loaded machine werift's handshake can fail: the live server's DTLS client (the answerer
- * is active) retransmits its ClientHello before the publisher's DTLS server has started, gets two
- * HelloVerifyRequests and throws on the second (werift 0.24's Flight3). A new publisher is tried then.
- */
+/** The werift publisher of bench/live.ts in a child process; resolves frame time 0's wall clock. */
 export function startTimedPublisher(whipUrl: string, token: string) {
-  let child: ChildProcess | undefined;
-  const attempt = () => {
-    const started = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        fileURLToPath(new URL('./live.ts', import.meta.url)),
-        '--publish',
-        JSON.stringify({ whipUrl, token }),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./live.ts', import.meta.url)),
+      '--publish',
+      JSON.stringify({ whipUrl, token }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const zero = new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.once('data', (line: string) =>
+      resolve((JSON.parse(line) as { firstPacketAt: number }).firstPacketAt),
     );
-    child = started;
-    return new Promise<number>((resolve, reject) => {
-      started.stdout.setEncoding('utf8');
-      started.stdout.once('data', (line: string) =>
-        resolve((JSON.parse(line) as { firstPacketAt: number }).firstPacketAt),
-      );
-      started.once('exit', (code) => reject(new Error(`publisher exited ${code}`)));
-    });
-  };
-  const zero = (async () => {
-    for (let attempts = 1; ; attempts++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (attempts === PUBLISH_ATTEMPTS) throw error;
-        console.warn(`publisher attempt ${attempts} failed, trying again`);
-      }
-    }
-  })();
+    child.once('exit', (code) => reject(new Error(`publisher exited ${code}`)));
+  });
   const stop = () =>
     new Promise<void>((resolve) => {
       // A publisher that failed has exited already.
-      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
