@@ -12,8 +12,10 @@
 // process, opened ten at a time; once all are connected, all processes measure over WINDOW_MS:
 // this process's CPU (the live server: forwarding, SRTP, and the ladder's one ffmpeg, which is
 // a child of its own and not counted), the children's, and each viewer's received RTP bytes
-// against the bytes the server took in from the publisher. A viewer keeps up when it received at
-// least 90 % of them. A viewer counts the SRTP packets reaching its socket without decrypting
+// against what the publisher sends: the bytes the server took in meanwhile, or as many as it took
+// in without viewers if more (a server too busy to read its socket loses the publisher's packets,
+// and its viewers' shares of what little got in would read full). A viewer keeps up when it
+// received at least 90 % of them. A viewer counts the SRTP packets reaching its socket without decrypting
 // them (runViewers): werift decrypting for every viewer cost about what the server spends
 // encrypting, so the viewers saturated the machine first. They still share its 2 cores with the
 // server and the publisher: the count that keeps up is a floor for the server alone.
@@ -108,7 +110,13 @@ async function ingestBytes(live: LiveBench['live']): Promise<number> {
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
 const VIEWERS_PER_PROCESS = 100;
 
-async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, baseCores: number) {
+/** What the server does without viewers: its CPU, and the bytes it takes in from the publisher. */
+interface Idle {
+  cores: number;
+  ingestBytesPerMs: number;
+}
+
+async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, idle: Idle) {
   const children = Array.from({ length: Math.ceil(count / VIEWERS_PER_PROCESS) }, (_, index) =>
     childMode(import.meta.url, '--viewers', {
       whepUrl,
@@ -120,6 +128,8 @@ async function viewerStep(live: LiveBench['live'], whepUrl: string, count: numbe
       children.map(async (viewers) => JSON.parse(await viewers.next()) as { connected: number }),
     )
   ).reduce((sum, child) => sum + child.connected, 0);
+  // Every child counts from here, once all are connected: one window for the viewers and the server.
+  for (const viewers of children) viewers.process.stdin!.write('start\n');
   const cpuBefore = process.cpuUsage();
   const ingestBefore = await ingestBytes(live);
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
@@ -131,11 +141,14 @@ async function viewerStep(live: LiveBench['live'], whepUrl: string, count: numbe
       return JSON.parse(await viewers.next()) as { received: number[]; cpuMs: number };
     }),
   );
-  const shares = reports.flatMap((report) => report.received).map((bytes) => bytes / ingested);
+  const published = Math.max(ingested, idle.ingestBytesPerMs * WINDOW_MS);
+  const shares = reports.flatMap((report) => report.received).map((bytes) => bytes / published);
   const serverCores = (cpu.user + cpu.system) / 1e3 / WINDOW_MS;
   return {
     connected,
     keptUp: shares.filter((share) => share >= KEEPS_UP).length,
+    // Shares are of what the publisher got through: this says it kept its 4 Mbit/s meanwhile.
+    ingestMbps: round2((ingested * 8) / (WINDOW_MS * 1000)),
     medianShare: round2(percentile(shares, 0.5)),
     serverCores: round2(serverCores),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
@@ -143,7 +156,7 @@ async function viewerStep(live: LiveBench['live'], whepUrl: string, count: numbe
     // spends without viewers, divided by the viewers' shares of the stream summed (a viewer that
     // took in half of it counts as half a viewer).
     serverCoreMsPerFullViewerSecond: round2(
-      ((serverCores - baseCores) * 1000) /
+      ((serverCores - idle.cores) * 1000) /
         Math.max(
           shares.reduce((sum, share) => sum + share, 0),
           1e-9,
@@ -202,17 +215,23 @@ async function measure(
   } catch (error) {
     console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const idle = process.cpuUsage();
+  const cpuBefore = process.cpuUsage();
+  const ingestBefore = await ingestBytes(live);
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-  const idleUsage = process.cpuUsage(idle);
+  const cpu = process.cpuUsage(cpuBefore);
   // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.
-  const baseCores = (idleUsage.user + idleUsage.system) / 1e3 / WINDOW_MS;
-  figures.serverCoresWithoutViewers = round2(baseCores);
+  const idle: Idle = {
+    cores: (cpu.user + cpu.system) / 1e3 / WINDOW_MS,
+    ingestBytesPerMs: ((await ingestBytes(live)) - ingestBefore) / WINDOW_MS,
+  };
+  figures.serverCoresWithoutViewers = round2(idle.cores);
+  figures.ingestMbpsWithoutViewers = round2((idle.ingestBytesPerMs * 8) / 1000);
   for (const count of VIEWER_STEPS) {
-    const step = await viewerStep(live, whepUrl, count, baseCores);
+    const step = await viewerStep(live, whepUrl, count, idle);
     figures[`viewers${count}Connected`] = step.connected;
     figures[`viewers${count}KeptUp`] = step.keptUp;
     figures[`viewers${count}MedianShare`] = step.medianShare;
+    figures[`viewers${count}IngestMbps`] = step.ingestMbps;
     figures[`viewers${count}ServerCores`] = step.serverCores;
     figures[`viewers${count}ClientCores`] = step.clientCores;
     figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
@@ -225,18 +244,21 @@ function tagLength(pc: RTCPeerConnection): number {
   return session.config.profile === ProtectionProfileAeadAes128Gcm ? 16 : 10;
 }
 
-/** The private part of werift's ICE connection this bench reads: the selected pair's UDP transport. */
-interface NominatedTransport {
-  nominated?: { protocol: { transport: { onData(data: Buffer, address: [string, number]): void } } };
+/** The private part of werift's ICE connection this bench reads: the event its data goes through. */
+interface IceData {
+  onData: { execute(data: Buffer): void };
 }
 
 /**
  * Child mode: `count` werift WHEP viewers, opened a few at a time; prints `{connected}` once
- * all are, then on `report` from the parent each viewer's RTP bytes received since.
+ * all are, counts from the parent's `start`, and on its `report` prints each viewer's RTP bytes
+ * received since.
  *
- * Once a viewer's connection is up, the SRTP packets reaching its socket are counted (their RTP
- * header and payload: the length less the authentication tag) and dropped undecrypted; STUN
- * (the server's consent checks), DTLS and SRTCP go on to werift. So a viewer costs about a
+ * Once a viewer's connection is up, the SRTP packets its ICE connection receives are counted
+ * (their RTP header and payload: the length less the authentication tag) and dropped
+ * undecrypted; DTLS and SRTCP go on to werift, and STUN (the server's consent checks) never
+ * leaves ICE. Counted where every candidate pair's data meets (the connection's onData), not at
+ * one pair's socket: the pair the viewer nominated need not be the one the server sends on. So a viewer costs about a
  * socket read per packet, not the AES that would make the viewers saturate the machine before
  * the server. What such a viewer does not send: receiver reports (the server then never sees
  * loss above its congestion threshold), NACKs and PLIs (it detects no loss).
@@ -254,22 +276,30 @@ async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }
     pc.addTransceiver('video', { direction: 'recvonly' });
     pc.addTransceiver('audio', { direction: 'recvonly' });
     await pc.setLocalDescription(await pc.createOffer());
-    const answer = await fetch(whepUrl, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/sdp' },
-      body: pc.localDescription!.sdp,
-    });
+    const offer = () =>
+      fetch(whepUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/sdp' },
+        body: pc.localDescription!.sdp,
+      });
+    let answer = await offer();
+    // A server with no room now says when to come back (503, Retry-After): once, as a player would.
+    if (answer.status === 503) {
+      const seconds = Number(answer.headers.get('retry-after') ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      answer = await offer();
+    }
     if (answer.status !== 201) return false;
     await pc.setRemoteDescription({ type: 'answer', sdp: await answer.text() });
     await pc.connectionStateChange.watch((state) => state === 'connected', 20_000);
     const tag = tagLength(pc);
-    const connection = pc.dtlsTransports[0]!.iceTransport.connection as unknown as NominatedTransport;
-    const transport = connection.nominated!.protocol.transport;
-    const passOn = transport.onData.bind(transport);
-    transport.onData = (data, address) => {
+    const data = (pc.dtlsTransports[0]!.iceTransport.connection as unknown as IceData).onData;
+    const passOn = data.execute.bind(data);
+    data.execute = (packet) => {
       // RTP (RFC 7983: first byte 128 to 191) but not RTCP (payload types 192 to 223, RFC 5761).
-      if (data[0]! >> 6 === 2 && (data[1]! < 192 || data[1]! > 223)) received[index]! += data.length - tag;
-      else passOn(data, address);
+      if (packet[0]! >> 6 === 2 && (packet[1]! < 192 || packet[1]! > 223))
+        received[index]! += packet.length - tag;
+      else passOn(packet);
     };
     return true;
   };
@@ -282,10 +312,12 @@ async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }
   }
   // Every viewer starts at the publisher's next keyframe (every 2 s).
   await new Promise((resolve) => setTimeout(resolve, 3_000));
+  process.stdout.write(`${JSON.stringify({ connected })}\n`);
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  await lines.next(); // start
   received.fill(0);
   const cpuBefore = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ connected })}\n`);
-  await createInterface({ input: process.stdin })[Symbol.asyncIterator]().next();
+  await lines.next(); // report
   const cpu = process.cpuUsage(cpuBefore);
   process.stdout.write(`${JSON.stringify({ received, cpuMs: (cpu.user + cpu.system) / 1e3 })}\n`);
   await Promise.all(peers.map((pc) => pc.close()));

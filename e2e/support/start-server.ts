@@ -43,6 +43,9 @@ Object.assign(process.env, {
   LIVE_PORT: String(LIVE_PORT),
   LIVE_RTMP_PORT: String(LIVE_RTMP_PORT),
   LIVE_SRT_PORT: String(LIVE_SRT_PORT),
+  // One process serves the console, the edge and live to every test on a machine the browsers
+  // share: its thread is often busy, which is no live process full of viewers to turn away.
+  LIVE_MAX_EVENT_LOOP_UTILIZATION: '1',
 });
 
 const config = loadConfig();

@@ -20,6 +20,7 @@ import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { LiveDeps } from './types.ts';
 import type { Webhooks } from './webhooks.ts';
+import type { LoadGuard } from './viewers/load-guard.ts';
 
 export interface CoreOptions {
   /** `{DATA_DIR}/live`: one directory per channel, one per publisher session inside. */
@@ -32,6 +33,8 @@ export interface CoreOptions {
   staleClaimMs: number;
   /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
   internalUrl?: string;
+  /** Whether the process has room for another WebRTC viewer (LIVE_MAX_EVENT_LOOP_UTILIZATION). */
+  viewerRoom: LoadGuard;
 }
 
 export type LiveTimings = SessionTimings & WebRtcTimings;
@@ -343,6 +346,9 @@ export class LiveCore {
     if (!hosted?.session) throw new PublishError(404, 'the channel is not on air');
     if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
+    }
+    if (this.options.viewerRoom.saturated) {
+      throw new PublishError(503, 'this live server has no room for another WebRTC viewer now; HLS plays');
     }
     const { organizationId } = hosted;
     const channel = await findChannel(this.deps.db, organizationId, channelId);

@@ -29,6 +29,7 @@ import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
+import { LoadGuard } from './viewers/load-guard.ts';
 
 export type { LiveDeps } from './types.ts';
 
@@ -129,6 +130,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
   });
+  const viewerRoom = new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION);
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
     dir: options.dir,
     publicUrl: options.publicUrl,
@@ -139,6 +141,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     },
     staleClaimMs: options.staleClaimMs,
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
+    viewerRoom,
   });
 
   const app = new Hono<LiveEnv>();
@@ -202,6 +205,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await drainServer(server, 0);
       await rtmp.close();
       await core.close();
+      viewerRoom.close();
       // After the sessions: their SRT callers are told through the front's socket.
       await srt.close();
       for (const client of signaling.clients) client.terminate();

@@ -7,11 +7,15 @@ import { PublishError } from './ingest/ingest.ts';
 
 export const CHANNEL = '[0-9a-f]{1,64}';
 
+/** When a viewer refused for want of room may try again. */
+const NO_ROOM_RETRY_AFTER_SECONDS = 5;
+
 /** A refusal of a publisher or viewer as the error body; anything else is the server's fault. */
 export function refuse(c: Context, error: unknown) {
-  if (error instanceof PublishError)
-    return errorResponse(c, new LiveApiError(error.status as 400, error.message));
-  throw error;
+  if (!(error instanceof PublishError)) throw error;
+  // 503: no room for another viewer now, which a viewer a little later may find.
+  if (error.status === 503) c.header('Retry-After', String(NO_ROOM_RETRY_AFTER_SECONDS));
+  return errorResponse(c, new LiveApiError(error.status as 400, error.message));
 }
 
 /** At most 64 KiB of SDP per offer. */

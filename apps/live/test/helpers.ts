@@ -73,6 +73,9 @@ export async function startLive(
     ...server.deps.config,
     ALLOW_PRIVATE_ORIGINS: true,
     LIVE_API_RATE_PER_MINUTE: 1_000_000,
+    // The test process runs the server, the edge and the clients on one thread: busy, but not
+    // with viewers to turn away (live-whep's capacity test sets its own).
+    LIVE_MAX_EVENT_LOOP_UTILIZATION: 1,
     LIVE_RTMP_PORT: await freePort(),
     LIVE_RTMPS_PORT: rtmps ? await freePort() : undefined,
     ...environment,

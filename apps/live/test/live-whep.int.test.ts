@@ -62,10 +62,13 @@ describe('WebRTC viewers (WHEP)', () => {
     viewers.push(viewer);
     return viewer;
   };
-  /** The werift test publisher (H.264 320x180 at 15 fps, a keyframe every 2 s) on the channel. */
-  const publishTo = async (channelId: string) => {
+  /**
+   * The werift test publisher (H.264 320x180 at 15 fps, a keyframe every 2 s) on the channel, at
+   * the live process `at` (the suite's by default).
+   */
+  const publishTo = async (channelId: string, at: LiveUnderTest = live) => {
     const publisher = await publish({
-      whipUrl: `${live.baseUrl}/whip/${channelId}`,
+      whipUrl: `${at.baseUrl}/whip/${channelId}`,
       token,
       codec: 'h264',
       width: 320,
@@ -253,6 +256,32 @@ describe('WebRTC viewers (WHEP)', () => {
       expect((await fetch(location, { method: 'DELETE' })).status).toBe(404);
     } finally {
       await second.live.close();
+    }
+  });
+
+  it('refuses new viewers (503, Retry-After) while the live process is busier than it may be', async () => {
+    // Any work at all is too much: the process is never idle over a whole second.
+    const busy = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
+    try {
+      const channelId = await createChannel();
+      const publisher = await publishTo(channelId, busy);
+      expect(publisher.status).toBe(201);
+      // The thread's load is measured over 3 s windows: past the first, the refusal holds.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const refused = await fetch(`${busy.baseUrl}/whep/${channelId}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/sdp' },
+        body: 'v=0\r\n',
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      await expect(refused.json()).resolves.toEqual({
+        ok: false,
+        error: 'this live server has no room for another WebRTC viewer now; HLS plays',
+      });
+      await publisher.stop();
+    } finally {
+      await busy.live.close();
     }
   });
 

@@ -77,6 +77,12 @@ const ConfigFields = z.object({
   LIVE_RTMPS_KEY_FILE: z.string().optional(),
   /** SRT ingest, UDP (`srt://{LIVE_PUBLIC_URL host}:{port}?streamid={channel_id}&passphrase=...`). */
   LIVE_SRT_PORT: port(8890),
+  /**
+   * A live process whose JavaScript thread was busier than this (0 to 1, over the last 3 s)
+   * refuses new WebRTC viewers (503, Retry-After) until it is not: past it every viewer and the
+   * publisher's own ingest fall behind together. 1 takes every viewer.
+   */
+  LIVE_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0.85),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,

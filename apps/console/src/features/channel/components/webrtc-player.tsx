@@ -59,7 +59,9 @@ export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
         <Alert variant="warning" className="small mt-2" data-testid="channel-webrtc-error">
           {problem === 'failed'
             ? t('channel.webrtcFailed')
-            : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
+            : problem.status === 503
+              ? t('channel.webrtcNoRoom')
+              : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
         </Alert>
       )}
     </LivePanel>
