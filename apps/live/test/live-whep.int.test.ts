@@ -260,7 +260,7 @@ describe('WebRTC viewers (WHEP)', () => {
   });
 
   it('refuses new viewers (503, Retry-After) while the live process is busier than it may be', async () => {
-    // Any work at all is too much: the process is never idle over a whole second.
+    // Any work at all is too much: the process is never idle for a whole 3 s window.
     const busy = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
     try {
       const channelId = await createChannel();
