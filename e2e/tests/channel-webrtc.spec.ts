@@ -45,6 +45,45 @@ test('the channel screen plays the channel over WebRTC beside HLS, each with its
   await expect(delay).toContainText(' ms ');
   await phoneAndDesktopScreenshots(page, 'channel-webrtc/en');
 
+  // A second viewer of the channel, refused by a live server with no room for another WebRTC
+  // viewer (503). This one's thread is never that busy, so the refusal is answered here as
+  // the server words it (live-whep.int.test.ts makes a real server refuse): the player says so
+  // in the catalogue's words, and HLS plays on beside it.
+  const second = await page.context().newPage();
+  await second.route(`**/whep/${channelId}`, (route) =>
+    route.request().method() === 'POST'
+      ? route.fulfill({
+          status: 503,
+          headers: { 'Retry-After': '5', 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            ok: false,
+            error: 'this live server has no room for another WebRTC viewer now; HLS plays',
+          }),
+        })
+      : route.fallback(),
+  );
+  await second.goto('/channel/');
+  await second
+    .locator(`[data-testid="channel-row"][data-channel-id="${channelId}"]`)
+    .getByTestId('channel-open')
+    .click();
+  const refused = second.getByTestId('channel-webrtc-error');
+  await expect(refused).toContainText('no room for another WebRTC viewer', { timeout: 30_000 });
+  await expect
+    .poll(
+      () => second.getByTestId('channel-player').evaluate((video: HTMLVideoElement) => video.currentTime),
+      {
+        timeout: 30_000,
+      },
+    )
+    .toBeGreaterThan(0.5);
+  await phoneAndDesktopScreenshots(second, 'channel-webrtc/no-room-en');
+  await second.getByTestId('language-switch').click();
+  await second.getByTestId('language-ja').click();
+  await expect(refused).toContainText('空きがありません');
+  await phoneAndDesktopScreenshots(second, 'channel-webrtc/no-room-ja');
+  await second.close();
+
   await page.getByTestId('channel-publish-stop').click();
   await expect(page.getByTestId('channel-webrtc-waiting')).toBeVisible({ timeout: 15_000 });
   const deleted = await page.request.post(api('channel.delete'), {
