@@ -15,10 +15,12 @@
 // against what the publisher sends: the bytes the server took in meanwhile, or as many as it took
 // in without viewers if more (a server too busy to read its socket loses the publisher's packets,
 // and its viewers' shares of what little got in would read full). A viewer keeps up when it
-// received at least 90 % of them. A viewer counts the SRTP packets reaching its socket without decrypting
-// them (runViewers): werift decrypting for every viewer cost about what the server spends
-// encrypting, so the viewers saturated the machine first. They still share its 2 cores with the
-// server and the publisher: the count that keeps up is a floor for the server alone.
+// received at least 90 % of them. A viewer counts the SRTP packets its ICE connection receives
+// without decrypting them (runViewers): werift decrypting for every viewer cost about what the
+// server spends encrypting, so the viewers saturated the machine first. They still share its 2
+// cores with the server and the publisher: the count that keeps up is a floor for the server
+// alone. A viewer the server refuses for want of room (503) tries again once after Retry-After;
+// `Connected` counts the viewers the server took.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -258,10 +260,10 @@ interface IceData {
  * (their RTP header and payload: the length less the authentication tag) and dropped
  * undecrypted; DTLS and SRTCP go on to werift, and STUN (the server's consent checks) never
  * leaves ICE. Counted where every candidate pair's data meets (the connection's onData), not at
- * one pair's socket: the pair the viewer nominated need not be the one the server sends on. So a viewer costs about a
- * socket read per packet, not the AES that would make the viewers saturate the machine before
- * the server. What such a viewer does not send: receiver reports (the server then never sees
- * loss above its congestion threshold), NACKs and PLIs (it detects no loss).
+ * one pair's socket: the pair the viewer nominated need not be the one the server sends on. So a
+ * viewer costs about a socket read per packet, not the AES that would make the viewers saturate
+ * the machine before the server. What such a viewer does not send: receiver reports (the server
+ * then never sees loss above its congestion threshold), NACKs and PLIs (it detects no loss).
  */
 async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }) {
   const received = Array.from({ length: count }, () => 0);
