@@ -348,6 +348,7 @@ export class LiveCore {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
     }
     if (this.options.viewerRoom.saturated) {
+      this.metrics.viewersRefused.inc();
       throw new PublishError(503, 'this live server has no room for another WebRTC viewer now; HLS plays');
     }
     const { organizationId } = hosted;

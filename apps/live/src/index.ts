@@ -129,6 +129,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     publishers: (): number => core.sessionCount,
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
+    eventLoopUtilization: () => viewerRoom.load,
   });
   const viewerRoom = new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION);
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {

@@ -69,13 +69,24 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
+  readonly viewersRefused = new Counter({
+    name: 'ukiyo_live_webrtc_viewers_refused_total',
+    help: 'WebRTC viewers refused because this process had no room (its thread above LIVE_MAX_EVENT_LOOP_UTILIZATION)',
+    registers: [this.registry],
+  });
+
   readonly ingestBytes = new Counter({
     name: 'ukiyo_live_ingest_bytes_total',
     help: 'Bytes of media received from publishers (RTP payloads)',
     registers: [this.registry],
   });
 
-  constructor(probes: { publishers: () => number; viewers: () => number; webRtcViewers: () => number }) {
+  constructor(probes: {
+    publishers: () => number;
+    viewers: () => number;
+    webRtcViewers: () => number;
+    eventLoopUtilization: () => number;
+  }) {
     new Gauge({
       name: 'ukiyo_live_publishers',
       help: 'Publishers connected to this process (one ffmpeg ladder each)',
@@ -98,6 +109,14 @@ export class LiveMetrics {
       registers: [this.registry],
       collect() {
         this.set(probes.webRtcViewers());
+      },
+    });
+    new Gauge({
+      name: 'ukiyo_live_event_loop_utilization',
+      help: "This process's JavaScript thread busy over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION new WebRTC viewers are refused",
+      registers: [this.registry],
+      collect() {
+        this.set(probes.eventLoopUtilization());
       },
     });
   }

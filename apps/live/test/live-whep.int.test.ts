@@ -279,6 +279,10 @@ describe('WebRTC viewers (WHEP)', () => {
         ok: false,
         error: 'this live server has no room for another WebRTC viewer now; HLS plays',
       });
+      const metric = async (name: string) =>
+        (await busy.live.metrics.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
+      expect(await metric('ukiyo_live_webrtc_viewers_refused_total')).toBe(1);
+      expect(await metric('ukiyo_live_event_loop_utilization')).toBeGreaterThan(0);
       await publisher.stop();
     } finally {
       await busy.live.close();
