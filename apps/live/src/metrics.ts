@@ -87,37 +87,37 @@ export class LiveMetrics {
     webRtcViewers: () => number;
     eventLoopUtilization: () => number;
   }) {
-    new Gauge({
-      name: 'ukiyo_live_publishers',
-      help: 'Publishers connected to this process (one ffmpeg ladder each)',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.publishers());
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_live_viewers',
-      help: 'HLS viewers of this process: clients that fetched a playlist within the last few segments',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.viewers());
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_live_webrtc_viewers',
-      help: 'WebRTC viewers (WHEP, Sora recvonly) connected to this process',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.webRtcViewers());
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_live_event_loop_utilization',
-      help: "This process's JavaScript thread busy over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION new WebRTC viewers are refused",
-      registers: [this.registry],
-      collect() {
-        this.set(probes.eventLoopUtilization());
-      },
-    });
+    const gauges: Array<[name: string, help: string, read: () => number]> = [
+      [
+        'ukiyo_live_publishers',
+        'Publishers connected to this process (one ffmpeg ladder each)',
+        probes.publishers,
+      ],
+      [
+        'ukiyo_live_viewers',
+        'HLS viewers of this process: clients that fetched a playlist within the last few segments',
+        probes.viewers,
+      ],
+      [
+        'ukiyo_live_webrtc_viewers',
+        'WebRTC viewers (WHEP, Sora recvonly) connected to this process',
+        probes.webRtcViewers,
+      ],
+      [
+        'ukiyo_live_event_loop_utilization',
+        "This process's JavaScript thread busy over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION new WebRTC viewers are refused",
+        probes.eventLoopUtilization,
+      ],
+    ];
+    for (const [name, help, read] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    }
   }
 }
