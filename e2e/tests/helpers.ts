@@ -31,16 +31,17 @@ export async function phoneAndDesktopScreenshots(page: Page, name: string) {
 }
 
 /**
- * Submits the channel form and returns the row of the channel it made: found by the id that
- * was not listed before, so a channel left by an earlier attempt (a retried test) is never
- * mistaken for it.
+ * Submits the channel form and returns the row of the channel it made, by the id its
+ * `channel.add` answered: other tests add and delete channels of the same organization at the
+ * same time, so neither the row count nor the ids not listed before name it.
  */
 export async function submitChannelForm(page: Page) {
-  const rows = page.getByTestId('channel-row');
-  const ids = () => rows.evaluateAll((listed) => listed.map((row) => row.getAttribute('data-channel-id')));
-  const before = await ids();
+  const added = page.waitForResponse((response) => response.url().includes('/.ui-api/channel.add'));
   await page.getByTestId('channel-submit').click();
-  await expect(rows).toHaveCount(before.length + 1);
-  const created = (await ids()).find((id) => !before.includes(id));
-  return page.locator(`[data-testid="channel-row"][data-channel-id="${created}"]`);
+  const answer = await added;
+  expect(answer.status()).toBe(200);
+  const { channel } = (await answer.json()) as { channel: { id: string } };
+  const row = page.locator(`[data-testid="channel-row"][data-channel-id="${channel.id}"]`);
+  await expect(row).toBeVisible();
+  return row;
 }
