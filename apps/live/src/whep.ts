@@ -37,7 +37,7 @@ export function mountWhep(app: Hono<LiveEnv>, core: LiveCore): void {
     if (!answer)
       return errorResponse(c, new LiveApiError(502, 'the live process holding this channel did not answer'));
     const passed: Record<string, string> = {};
-    for (const name of ['content-type', 'location', 'etag']) {
+    for (const name of ['content-type', 'location', 'etag', 'retry-after']) {
       const value = answer.headers.get(name);
       if (value) passed[name] = value;
     }
