@@ -19,6 +19,9 @@ test('the channel screen plays the channel over WebRTC beside HLS, each with its
   await row.getByTestId('channel-open').click();
   await expect(page.getByTestId('channel-webrtc-waiting')).toBeVisible();
 
+  const whepAnswer = page.waitForResponse(
+    (response) => response.url().endsWith(`/whep/${channelId}`) && response.request().method() === 'POST',
+  );
   await page.getByTestId('channel-publish-start').click();
   await expect(page.getByTestId('channel-publish-stop')).toHaveAttribute('data-state', 'live', {
     timeout: 20_000,
@@ -83,6 +86,23 @@ test('the channel screen plays the channel over WebRTC beside HLS, each with its
   await expect(refused).toContainText('空きがありません');
   await phoneAndDesktopScreenshots(second, 'channel-webrtc/no-room-ja');
   await second.close();
+
+  // The server ends the first viewer (as a live server short of room sheds its newest ones: a
+  // DTLS close alert): the player says playback was cut off, and HLS plays on.
+  const answered = await whepAnswer;
+  const viewerUrl = new URL(answered.headers()['location']!, answered.url()).toString();
+  expect((await page.request.delete(viewerUrl)).status()).toBe(200);
+  const lost = page.getByTestId('channel-webrtc-error');
+  await expect(lost).toContainText('cut off', { timeout: 15_000 });
+  const hlsTime = await hls.evaluate((video: HTMLVideoElement) => video.currentTime);
+  await expect
+    .poll(() => hls.evaluate((video: HTMLVideoElement) => video.currentTime), { timeout: 15_000 })
+    .toBeGreaterThan(hlsTime + 0.5);
+  await phoneAndDesktopScreenshots(page, 'channel-webrtc/lost-en');
+  await page.getByTestId('language-switch').click();
+  await page.getByTestId('language-ja').click();
+  await expect(lost).toContainText('切れました');
+  await phoneAndDesktopScreenshots(page, 'channel-webrtc/lost-ja');
 
   await page.getByTestId('channel-publish-stop').click();
   await expect(page.getByTestId('channel-webrtc-waiting')).toBeVisible({ timeout: 15_000 });

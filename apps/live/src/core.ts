@@ -332,9 +332,10 @@ export class LiveCore {
   }
 
   /**
-   * A WebRTC viewer of a channel on air in this process (WHEP): its playback token when the
-   * channel needs one, then the auth webhook, when the channel has one (role recvonly), then `negotiate` answers or offers and the
-   * publisher's media is forwarded to it. Its connected time counts as the channel's WebRTC usage.
+   * A WebRTC viewer of a channel on air in this process (WHEP): when the process has room for it
+   * (LoadGuard), its playback token when the channel needs one, then the auth webhook, when the
+   * channel has one (role recvonly), then `negotiate` answers or offers and the publisher's media
+   * is forwarded to it. Its connected time counts as the channel's WebRTC usage.
    */
   async watch(
     channelId: string,
@@ -347,10 +348,28 @@ export class LiveCore {
     if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
     }
-    if (this.options.viewerRoom.saturated) {
+    if (!this.options.viewerRoom.admit()) {
       this.metrics.viewersRefused.inc();
       throw new PublishError(503, 'this live server has no room for another WebRTC viewer now; HLS plays');
     }
+    try {
+      const viewer = await this.connectViewer(hosted, channelId, protocol, playbackToken, negotiate);
+      void viewer.ended.then(() => this.options.viewerRoom.left());
+      return viewer;
+    } catch (error) {
+      this.options.viewerRoom.left();
+      throw error;
+    }
+  }
+
+  /** watch, once the viewer was admitted. */
+  private async connectViewer(
+    hosted: Hosted,
+    channelId: string,
+    protocol: 'whep' | 'sora',
+    playbackToken: string | undefined,
+    negotiate: (viewer: WebRtcViewer) => Promise<void>,
+  ): Promise<WebRtcViewer> {
     const { organizationId } = hosted;
     const channel = await findChannel(this.deps.db, organizationId, channelId);
     if (!channel || channel.status !== 'normal') throw new PublishError(404, 'no such channel');
@@ -406,6 +425,20 @@ export class LiveCore {
     if (!viewer) return false;
     await viewer.close();
     return true;
+  }
+
+  /**
+   * Ends the `count` newest WebRTC viewers of this process, every channel, telling them there is
+   * no room (the thread starves: every viewer and publisher would fall behind).
+   */
+  shedViewers(count: number): void {
+    const newest = [...this.hosted.values()]
+      .flatMap((hosted) => [...hosted.viewers.values()])
+      .sort((a, b) => b.admittedAt - a.admittedAt)
+      .slice(0, count);
+    this.metrics.viewersShed.inc(newest.length);
+    this.log.warn({ shed: newest.length }, 'the thread stays saturated: shedding the newest WebRTC viewers');
+    for (const viewer of newest) void viewer.close('no-room');
   }
 
   /** WebRTC viewers of this process, every channel. */

@@ -54,6 +54,8 @@ export interface LiveOptions {
   internalUrl: string | undefined;
   /** A client that fetched a playlist this recently counts as a viewer. */
   viewerWindowMs: number;
+  /** The thread's load, which admits and sheds WebRTC viewers, is read over windows this long. */
+  loadWindowMs: number;
 }
 
 export interface Live {
@@ -97,6 +99,7 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
   webhookConcurrency: 4,
   archiveConcurrency: 2,
   viewerWindowMs: 15_000,
+  loadWindowMs: 3_000,
 };
 
 export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
@@ -131,7 +134,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     webRtcViewers: (): number => core.viewerCount,
     eventLoopUtilization: () => viewerRoom.load,
   });
-  const viewerRoom = new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION);
+  const viewerRoom = new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION, options.loadWindowMs);
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
     dir: options.dir,
     publicUrl: options.publicUrl,
@@ -144,6 +147,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
     viewerRoom,
   });
+  viewerRoom.whenStarving((count) => core.shedViewers(count));
 
   const app = new Hono<LiveEnv>();
   app.post('/whip/*', async (c, next) => {

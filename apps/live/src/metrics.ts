@@ -71,7 +71,13 @@ export class LiveMetrics {
 
   readonly viewersRefused = new Counter({
     name: 'ukiyo_live_webrtc_viewers_refused_total',
-    help: 'WebRTC viewers refused because this process had no room (its thread above LIVE_MAX_EVENT_LOOP_UTILIZATION)',
+    help: 'WebRTC viewers refused because this process had no room (its thread above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room its viewers leave taken)',
+    registers: [this.registry],
+  });
+
+  readonly viewersShed = new Counter({
+    name: 'ukiyo_live_webrtc_viewers_shed_total',
+    help: 'WebRTC viewers disconnected, the newest first, because this process thread stayed saturated',
     registers: [this.registry],
   });
 

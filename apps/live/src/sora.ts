@@ -149,7 +149,11 @@ class SoraConnection {
     );
     this.leave = () => void viewer.close();
     this.connected('recvonly', channelId, viewer.id);
-    void viewer.ended.then(() => this.close(1000, 'viewer ended'));
+    void viewer.ended.then((why) =>
+      why === 'no-room'
+        ? this.close(closeCode(503), 'this live server has no room for its WebRTC viewers now; HLS plays')
+        : this.close(1000, 'viewer ended'),
+    );
     await this.next('disconnect');
     await viewer.close();
   }

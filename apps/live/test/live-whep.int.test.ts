@@ -292,6 +292,47 @@ describe('WebRTC viewers (WHEP)', () => {
     }
   });
 
+  it('sheds the newest viewers while the thread stays saturated, and keeps the others', async () => {
+    const starving = await startLive(
+      server,
+      { loadWindowMs: 200 },
+      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999 },
+    );
+    try {
+      const channelId = await createChannel();
+      const publisher = await publishTo(channelId, starving);
+      expect(publisher.status).toBe(201);
+      const viewerAt = async (name: string) =>
+        view(`${starving.baseUrl}/whep/${channelId}`, join(dir, name)).then((viewer) => {
+          viewers.push(viewer);
+          return viewer;
+        });
+      const older = await viewerAt('kept.h264');
+      const newer = await viewerAt('shed.h264');
+      for (const viewer of [older, newer]) {
+        expect(viewer.status).toBe(201);
+        await waitFor(async () => (viewer.frames() > 0 ? true : undefined), 10_000, 'a frame');
+      }
+      const shed = async () =>
+        (await starving.live.metrics.getSingleMetric('ukiyo_live_webrtc_viewers_shed_total')!.get()).values[0]
+          ?.value ?? 0;
+      // The thread kept busy, windows in a row (a moment between them for the guard's timer).
+      const deadline = Date.now() + 10_000;
+      while ((await shed()) === 0 && Date.now() < deadline) {
+        const until = performance.now() + 300;
+        while (performance.now() < until);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      expect(await shed()).toBe(1);
+      await newer.closed();
+      const framesThen = older.frames();
+      await waitFor(async () => (older.frames() > framesThen + 5 ? true : undefined), 10_000, 'more frames');
+      await publisher.stop();
+    } finally {
+      await starving.live.close();
+    }
+  });
+
   it('disconnects the viewers when the publisher leaves', async () => {
     const channelId = await createChannel();
     const publisher = await publishTo(channelId);

@@ -26,34 +26,102 @@ function fakeThread() {
   };
 }
 
+/** A guard over a fake thread, on fake timers; `window` runs one window busy `busyMs` of 1 s. */
+function guarded(max: number) {
+  vi.useFakeTimers();
+  const thread = fakeThread();
+  const guard = new LoadGuard(max, 1_000, thread.measure, () => Date.now());
+  return {
+    guard,
+    window: (busyMs: number) => {
+      thread.run(busyMs, 1_000);
+      vi.advanceTimersByTime(1_000);
+    },
+    /** How many admit() takes before refusing (at most `limit`). */
+    admitted: (limit = 1_000) => {
+      let taken = 0;
+      while (taken < limit && guard.admit()) taken++;
+      return taken;
+    },
+  };
+}
+
 describe('LoadGuard', () => {
-  it('says the thread is saturated while its last window was busier than the limit', () => {
-    vi.useFakeTimers();
-    const thread = fakeThread();
-    const guard = new LoadGuard(0.85, 1_000, thread.measure);
-    expect(guard.saturated).toBe(false);
-    thread.run(500, 1_000);
-    vi.advanceTimersByTime(1_000);
-    expect(guard.load).toBe(0.5);
-    expect(guard.saturated).toBe(false);
-    thread.run(950, 1_000);
-    vi.advanceTimersByTime(1_000);
-    expect(guard.saturated).toBe(true);
+  it('refuses every viewer while its last window was busier than the limit', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    window(950);
+    expect(guard.load).toBe(0.95);
+    expect(guard.admit()).toBe(false);
     // Viewers refused, the load falls: the next window takes them again.
-    thread.run(600, 1_000);
-    vi.advanceTimersByTime(1_000);
-    expect(guard.saturated).toBe(false);
+    window(100);
+    expect(guard.admit()).toBe(true);
+    expect(admitted()).toBeGreaterThan(0);
     guard.close();
   });
 
-  it('never refuses at a limit of 1', () => {
-    vi.useFakeTimers();
-    const thread = fakeThread();
-    const guard = new LoadGuard(1, 1_000, thread.measure);
-    thread.run(1_000, 1_000);
-    vi.advanceTimersByTime(1_000);
+  it('admits a burst of joins only as fast as their load can show', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    // Nothing known of what a viewer costs: twenty a window.
+    expect(admitted()).toBe(20);
+    // 20 viewers held for a whole window at 0.2: 0.01 each, room for 85 in all.
+    window(200);
+    expect(admitted()).toBe(65);
+    // Full at 85, short of the limit: none more.
+    window(850);
+    expect(guard.admit()).toBe(false);
+    guard.close();
+  });
+
+  it('frees the room of viewers that left', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    admitted(10);
+    window(100);
+    admitted(10);
+    window(200);
+    // 20 viewers at 0.2: 0.01 each, room for 85; ten of them leave.
+    for (let viewer = 0; viewer < 10; viewer++) guard.left();
+    window(100);
+    // 10 viewers at 0.1: 0.01 each, room for 75 more.
+    expect(admitted()).toBe(75);
+    guard.close();
+  });
+
+  it('sheds a tenth of its viewers once the thread starved two windows in a row without joins', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    const shed: number[] = [];
+    guard.whenStarving((count) => shed.push(count));
+    admitted(20);
+    window(200);
+    admitted(41);
+    // The joins' own window, then a moment's spike: no one shed.
+    window(990);
+    window(500);
+    window(990);
+    expect(shed).toEqual([]);
+    expect(guard.admit()).toBe(false);
+    window(990);
+    expect(shed).toEqual([7]);
+    for (let viewer = 0; viewer < 7; viewer++) guard.left();
+    // The next shed is decided on two windows after the last.
+    window(1_000);
+    expect(shed).toEqual([7]);
+    window(1_000);
+    expect(shed).toEqual([7, 6]);
+    window(800);
+    expect(shed).toEqual([7, 6]);
+    guard.close();
+  });
+
+  it('never refuses nor sheds at a limit of 1', () => {
+    const { guard, window, admitted } = guarded(1);
+    const shed: number[] = [];
+    guard.whenStarving((count) => shed.push(count));
+    window(1_000);
     expect(guard.load).toBe(1);
-    expect(guard.saturated).toBe(false);
+    expect(admitted(500)).toBe(500);
+    window(1_000);
+    window(1_000);
+    expect(shed).toEqual([]);
     guard.close();
   });
 });

@@ -1,18 +1,57 @@
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
+/** Below this many viewers on average over a window, its load says little of what one costs. */
+const FEW_VIEWERS = 5;
+/** Viewers admitted in a window while what one costs is not known yet. */
+const JOINS_WITHOUT_ESTIMATE = 20;
+/** A thread this busy is behind: its sockets' queues fill and drop the publisher's packets. */
+const STARVING = 0.97;
+/**
+ * Windows in a row starving, with no viewer admitted in them, before viewers are shed: a moment's
+ * spike sheds no one, nor does a burst of joins' handshakes (admission stops while starving).
+ * After a shed the count starts again, so that the next is decided on a window that shows it.
+ */
+const STARVING_WINDOWS = 2;
+/** The share of the viewers shed per starving window. */
+const SHED_SHARE = 0.1;
+
 /**
  * Whether this process can take another WebRTC viewer: every viewer's packets are encrypted and
  * sent on the one JavaScript thread, so past what the thread can do every viewer falls behind at
  * once, and the publisher's own packets go unread (on a 2-core machine at about 100 viewers of a
- * 4 Mbit/s stream, its ingest fell to 2.8, then 0.1 Mbit/s). The thread's utilization over the
- * last `windowMs` above `max` refuses new viewers until it falls again; viewers already
- * watching keep what they have. The window is long enough that a burst of viewers joining at
- * once (their ICE and DTLS handshakes) does not read as a thread full of forwarding.
+ * 4 Mbit/s stream, its ingest fell to 2.8, then 0.1 Mbit/s).
+ *
+ * The thread's utilization is read every `windowMs`. Above `max`, new viewers are refused until
+ * it falls again; viewers already watching keep what they have. Below it, the window also says
+ * what a viewer costs: the utilization over the viewers it held on average, the whole thread's
+ * work charged to them (an over-estimate, so that admission errs toward room). The next window
+ * admits only as many more as that cost leaves room for under `max`: a burst of viewers joining
+ * at once is not all let in before the load they bring shows. While there are too few viewers
+ * to tell, a window admits JOINS_WITHOUT_ESTIMATE.
+ *
+ * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
+ * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
+ * and the publisher starved, and stayed there. So a thread STARVING for STARVING_WINDOWS in a row
+ * sheds SHED_SHARE of its viewers, the newest first, until it is not: `whenStarving` says how
+ * many. Those who watched longest keep their stream.
+ *
+ * A viewer counts from its admission (its ICE and DTLS handshakes cost too) until `left`. A
+ * limit of 1 takes every viewer and sheds none.
  */
 export class LoadGuard {
   private previous: EventLoopUtilization;
   private utilization = 0;
   private readonly timer: NodeJS.Timeout;
+  private viewers = 0;
+  /** Viewer-milliseconds since the window opened, summed up to `countedAt`. */
+  private viewerMs = 0;
+  private countedAt: number;
+  private windowOpenedAt: number;
+  /** Viewers the current window may still admit. */
+  private allowance = JOINS_WITHOUT_ESTIMATE;
+  private starvingWindows = 0;
+  private admittedInWindow = 0;
+  private shed: (count: number) => void = () => undefined;
 
   constructor(
     private readonly max: number,
@@ -21,13 +60,11 @@ export class LoadGuard {
       current?: EventLoopUtilization,
       previous?: EventLoopUtilization,
     ) => EventLoopUtilization = performance.eventLoopUtilization,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.previous = this.measure();
-    this.timer = setInterval(() => {
-      const current = this.measure();
-      this.utilization = this.measure(current, this.previous).utilization;
-      this.previous = current;
-    }, windowMs);
+    this.countedAt = this.windowOpenedAt = this.now();
+    this.timer = setInterval(() => this.closeWindow(), windowMs);
     this.timer.unref();
   }
 
@@ -36,11 +73,56 @@ export class LoadGuard {
     return this.utilization;
   }
 
-  get saturated(): boolean {
-    return this.utilization > this.max;
+  /** Takes a viewer when there is room (counted until `left`), else false. */
+  admit(): boolean {
+    if (this.max < 1 && this.allowance <= 0) return false;
+    this.allowance--;
+    this.admittedInWindow++;
+    this.count(+1);
+    return true;
+  }
+
+  /** An admitted viewer is gone (ended, or never connected). */
+  left(): void {
+    this.count(-1);
+  }
+
+  /** `shed` is told how many viewers to end, newest first, at each starving window. */
+  whenStarving(shed: (count: number) => void): void {
+    this.shed = shed;
   }
 
   close(): void {
     clearInterval(this.timer);
+  }
+
+  private count(change: number): void {
+    const now = this.now();
+    this.viewerMs += this.viewers * (now - this.countedAt);
+    this.countedAt = now;
+    this.viewers += change;
+  }
+
+  private closeWindow(): void {
+    const current = this.measure();
+    this.utilization = this.measure(current, this.previous).utilization;
+    this.previous = current;
+    this.count(0);
+    const averageViewers = this.viewerMs / Math.max(1, this.countedAt - this.windowOpenedAt);
+    this.viewerMs = 0;
+    this.windowOpenedAt = this.countedAt;
+    const starving = this.max < 1 && this.utilization >= STARVING;
+    this.starvingWindows = starving && this.admittedInWindow === 0 ? this.starvingWindows + 1 : 0;
+    this.admittedInWindow = 0;
+    if (this.starvingWindows >= STARVING_WINDOWS && this.viewers > 0) {
+      this.starvingWindows = 0;
+      this.shed(Math.ceil(this.viewers * SHED_SHARE));
+    }
+    if (starving || this.utilization > this.max) this.allowance = 0;
+    else if (averageViewers < FEW_VIEWERS) this.allowance = JOINS_WITHOUT_ESTIMATE;
+    else {
+      const perViewer = this.utilization / averageViewers;
+      this.allowance = Math.floor(this.max / perViewer) - this.viewers;
+    }
   }
 }

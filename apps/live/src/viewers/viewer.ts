@@ -117,6 +117,9 @@ export function offerFor(offer: string, kind: 'audio' | 'video', codec: RTCRtpCo
   return session + cut.join('');
 }
 
+/** Why a viewer ended: closed (either side, or its connection failed), or shed for want of room. */
+export type ViewerEnd = 'closed' | 'no-room';
+
 /**
  * A WebRTC viewer: a werift peer connection sending the publisher's tracks (one sendonly
  * transceiver per kind) through the broadcast's fanouts, which send below werift's sender
@@ -128,9 +131,11 @@ export class WebRtcViewer {
   private pc: RTCPeerConnection | undefined;
   private readonly removals: (() => void)[] = [];
   private closed = false;
-  private markClosed!: () => void;
+  private markClosed!: (why: ViewerEnd) => void;
   /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
-  readonly ended = new Promise<void>((resolve) => (this.markClosed = resolve));
+  readonly ended = new Promise<ViewerEnd>((resolve) => (this.markClosed = resolve));
+  /** When it was admitted: the newest are shed first. */
+  readonly admittedAt = performance.now();
 
   constructor(
     private readonly broadcast: Broadcast,
@@ -247,11 +252,11 @@ export class WebRtcViewer {
     }
   }
 
-  async close(): Promise<void> {
+  async close(why: ViewerEnd = 'closed'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const remove of this.removals) remove();
-    this.markClosed();
+    this.markClosed(why);
     if (this.pc) {
       await sendCloseNotify(this.pc).catch((error: unknown) =>
         this.log.warn({ err: error }, 'could not send the DTLS close alert to a viewer'),

@@ -11,10 +11,20 @@ export class WhepViewer {
 
   constructor(private readonly endpoint: string) {}
 
-  /** Starts receiving; resolves with the stream once the answer is applied. */
-  async start(): Promise<MediaStream> {
+  /**
+   * Starts receiving; resolves with the stream once the answer is applied. `onEnded` is called
+   * if the connection ends before stop(): the server closed it (its DTLS close alert: a live
+   * server short of room sheds its newest viewers so) or it failed.
+   */
+  async start(onEnded: () => void = () => undefined): Promise<MediaStream> {
     const peer = new RTCPeerConnection();
     this.peer = peer;
+    const ended = () => {
+      if (this.peer === peer) onEnded();
+    };
+    peer.addEventListener('connectionstatechange', () => {
+      if (peer.connectionState === 'failed' || peer.connectionState === 'closed') ended();
+    });
     const stream = new MediaStream();
     peer.addEventListener('track', (event) => stream.addTrack(event.track));
     peer.addTransceiver('video', { direction: 'recvonly' });
@@ -31,6 +41,11 @@ export class WhepViewer {
     const location = response.headers.get('Location');
     this.location = location ? new URL(location, this.endpoint).toString() : null;
     await peer.setRemoteDescription({ type: 'answer', sdp: body });
+    // A close alert closes the DTLS transport, which Chromium's connection state does not show.
+    const transport = peer.getReceivers()[0]?.transport;
+    transport?.addEventListener('statechange', () => {
+      if (transport.state === 'closed' || transport.state === 'failed') ended();
+    });
     return stream;
   }
 

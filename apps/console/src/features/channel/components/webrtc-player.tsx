@@ -17,8 +17,11 @@ export function whepUrlOf(whipUrl: string, channelId: string): string {
 export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
   const { t } = useTranslation();
   const video = useRef<HTMLVideoElement>(null);
-  /** A refusal (status, reason) or any other failure; translated when shown. */
-  const [problem, setProblem] = useState<WhipError | 'failed' | null>(null);
+  /**
+   * A refusal (status, reason), a failure to connect, or the connection ended by the server or
+   * the network; translated when shown.
+   */
+  const [problem, setProblem] = useState<WhipError | 'failed' | 'lost' | null>(null);
   const [delay, setDelay] = useState<number | undefined>();
   useEffect(() => {
     const element = video.current;
@@ -27,7 +30,11 @@ export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
     let sampler: ReturnType<typeof setInterval> | undefined;
     setProblem(null);
     viewer
-      .start()
+      .start(() => {
+        clearInterval(sampler);
+        setDelay(undefined);
+        setProblem('lost');
+      })
       .then((stream) => {
         element.srcObject = stream;
         void element.play().catch(() => undefined);
@@ -37,6 +44,8 @@ export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
     return () => {
       clearInterval(sampler);
       setDelay(undefined);
+      // A viewer ended with the publisher's session is no problem of the next one.
+      setProblem(null);
       element.srcObject = null;
       void viewer.stop();
     };
@@ -59,9 +68,11 @@ export function WebRtcPlayer({ url, onAir }: { url: string; onAir: boolean }) {
         <Alert variant="warning" className="small mt-2" data-testid="channel-webrtc-error">
           {problem === 'failed'
             ? t('channel.webrtcFailed')
-            : problem.status === 503
-              ? t('channel.webrtcNoRoom')
-              : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
+            : problem === 'lost'
+              ? t('channel.webrtcLost')
+              : problem.status === 503
+                ? t('channel.webrtcNoRoom')
+                : t('channel.webrtcRefused', { status: problem.status, reason: problem.reason })}
         </Alert>
       )}
     </LivePanel>
