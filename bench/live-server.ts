@@ -140,10 +140,12 @@ export function childMode(script: string, mode: string, argument: unknown) {
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout });
+  // Its stdout's end, not its exit: a child that prints its report and exits may be seen
+  // exiting before the report's line is read.
   const next = () =>
     new Promise<string>((resolve, reject) => {
       lines.once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`${mode} exited ${code}`)));
+      lines.once('close', () => reject(new Error(`${mode} ended (exit code ${child.exitCode})`)));
     });
   return { process: child, next };
 }
