@@ -91,10 +91,17 @@ export class LiveCore {
     private readonly options: CoreOptions,
   ) {}
 
-  /** What the HLS handler may serve: the channel's organization, renditions and directory. */
-  served(channelId: string): (Hosted & { dir: string }) | undefined {
-    const hosted = this.hosted.get(channelId);
-    return hosted && { ...hosted, dir: join(this.options.dir, channelId) };
+  /**
+   * What the HLS handler may serve: the channel's organization and renditions (looked up for
+   * every HLS request, so not copied).
+   */
+  served(channelId: string): Readonly<Hosted> | undefined {
+    return this.hosted.get(channelId);
+  }
+
+  /** Where the channel's sessions write their files (`{connection id}/hls/...`). */
+  channelDir(channelId: string): string {
+    return join(this.options.dir, channelId);
   }
 
   /**
@@ -221,7 +228,7 @@ export class LiveCore {
         organizationId,
         connectionId,
         renditions,
-        dir: join(this.options.dir, channelId, connectionId),
+        dir: join(this.channelDir(channelId), connectionId),
         ...(channel.encrypt_key_enc && channel.kid
           ? {
               encryption: {
@@ -248,7 +255,7 @@ export class LiveCore {
       hosted.lowLatency = session.lowLatency;
       this.usage.connected(connectionId, channelId, organizationId, 'publisher');
       // Files of the channel's previous session go: one session's files at a time.
-      await rm(join(this.options.dir, channelId), { recursive: true, force: true });
+      await rm(this.channelDir(channelId), { recursive: true, force: true });
       await connect(connectionId);
       await session.start(ingest);
       return { connectionId };
@@ -527,7 +534,7 @@ export class LiveCore {
     this.hosted.delete(channelId);
     await hosted?.session?.stop('channel deleted');
     if (hosted) await this.endViewing(hosted);
-    await rm(join(this.options.dir, channelId), { recursive: true, force: true });
+    await rm(this.channelDir(channelId), { recursive: true, force: true });
   }
 
   /**

@@ -279,7 +279,9 @@ export function mountHls(
             : HEADERS.blockingPlaylist;
       return { status: 200, body: found, headers };
     }
-    const data = await readFile(join(served.dir, connectionId, 'hls', file)).catch(() => undefined);
+    const data = await readFile(join(core.channelDir(channelId), connectionId, 'hls', file)).catch(
+      () => undefined,
+    );
     if (!data) return undefined;
     let body: Uint8Array = data;
     if (file.endsWith('/index.m3u8')) {
