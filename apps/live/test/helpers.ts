@@ -189,6 +189,24 @@ export async function firstSegmentOf(
   return { ...segment, bytes: Buffer.concat([(await get(map)).bytes, segment.bytes]) };
 }
 
+/**
+ * Keeps this thread (which runs `live` too) busy, windows in a row with a moment between them
+ * for the load guard's timer, until `live` sheds a WebRTC viewer or 10 s pass; resolves the
+ * viewers shed. `live` runs with short load windows and a limit under 1 (startLive overrides).
+ */
+export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
+  const shed = async () =>
+    (await live.live.metrics.getSingleMetric('ukiyo_live_webrtc_viewers_shed_total')!.get()).values[0]
+      ?.value ?? 0;
+  const deadline = Date.now() + 10_000;
+  while ((await shed()) === 0 && Date.now() < deadline) {
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return shed();
+}
+
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined>,

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
 import WebSocket from 'ws';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, startLive, type LiveUnderTest } from './helpers.ts';
+import { apiToken, startLive, starveUntilShed, type LiveUnderTest } from './helpers.ts';
+import { publish } from './publisher.ts';
 
 const CREATE = 'ImageFlux_20200316.CreateMultistreamChannelWithHLS';
 
@@ -105,5 +107,71 @@ describe('Sora signaling: what is refused, and how', () => {
 
   it('answers other WebSocket paths with 404', async () => {
     await expect(converse([], '/whip/x')).rejects.toThrow(/404/);
+  });
+});
+
+describe('Sora signaling recvonly: a viewer shed for want of room', () => {
+  let server: TestServer;
+  let live: LiveUnderTest;
+
+  beforeAll(async () => {
+    server = await testServer();
+    // Short load windows and a limit just under 1: the test's own busy thread starves it.
+    live = await startLive(server, { loadWindowMs: 200 }, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999 });
+  });
+
+  afterAll(async () => {
+    await live?.live.close();
+  });
+
+  it('is closed with 4503 and the reason once the thread stays saturated', async () => {
+    const tenant = await createTenant(server.deps, { isLive: true });
+    const token = await apiToken(server, tenant.organizationIds[0]!);
+    const created = await live.call(CREATE, { hls: [{ video: { width: 320, height: 180 } }] }, token);
+    const channelId = created.body.channel_id as string;
+    const publisher = await publish({
+      whipUrl: `${live.baseUrl}/whip/${channelId}`,
+      token,
+      codec: 'h264',
+      width: 320,
+      height: 180,
+      fps: 15,
+    });
+    const pc = new RTCPeerConnection({
+      codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+    });
+    try {
+      expect(publisher.status).toBe(201);
+      const connected = new Promise<void>((resolve) =>
+        pc.connectionStateChange.subscribe((state) => state === 'connected' && resolve()),
+      );
+      const ws = new WebSocket(`${live.baseUrl.replace(/^http/, 'ws')}/signaling`);
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+      );
+      ws.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as { type: string; sdp?: string };
+        if (message.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
+        if (message.type !== 'offer') return;
+        void (async () => {
+          await pc.setRemoteDescription({ type: 'offer', sdp: message.sdp! });
+          await pc.setLocalDescription(await pc.createAnswer());
+          ws.send(JSON.stringify({ type: 'answer', sdp: pc.localDescription!.sdp }));
+        })();
+      });
+      ws.on('open', () =>
+        ws.send(JSON.stringify({ type: 'connect', role: 'recvonly', channel_id: channelId })),
+      );
+      await connected;
+      expect(await starveUntilShed(live)).toBe(1);
+      await expect(closed).resolves.toEqual({
+        code: 4503,
+        reason: 'this live server has no room for its WebRTC viewers now; HLS plays',
+      });
+    } finally {
+      await pc.close();
+      await publisher.stop();
+    }
   });
 });

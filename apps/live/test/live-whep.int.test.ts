@@ -6,7 +6,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, decodedVideo, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import {
+  apiToken,
+  decodedVideo,
+  startLive,
+  starveUntilShed,
+  waitFor,
+  type LiveUnderTest,
+} from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
 
@@ -313,17 +320,7 @@ describe('WebRTC viewers (WHEP)', () => {
         expect(viewer.status).toBe(201);
         await waitFor(async () => (viewer.frames() > 0 ? true : undefined), 10_000, 'a frame');
       }
-      const shed = async () =>
-        (await starving.live.metrics.getSingleMetric('ukiyo_live_webrtc_viewers_shed_total')!.get()).values[0]
-          ?.value ?? 0;
-      // The thread kept busy, windows in a row (a moment between them for the guard's timer).
-      const deadline = Date.now() + 10_000;
-      while ((await shed()) === 0 && Date.now() < deadline) {
-        const until = performance.now() + 300;
-        while (performance.now() < until);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-      expect(await shed()).toBe(1);
+      expect(await starveUntilShed(starving)).toBe(1);
       await newer.closed();
       const framesThen = older.frames();
       await waitFor(async () => (older.frames() > framesThen + 5 ? true : undefined), 10_000, 'more frames');
