@@ -77,7 +77,7 @@ export class LiveMetrics {
 
   readonly viewersShed = new Counter({
     name: 'ukiyo_live_webrtc_viewers_shed_total',
-    help: 'WebRTC viewers disconnected, the newest first, because this process thread stayed saturated',
+    help: "WebRTC viewers disconnected, the newest first, because this process's thread stayed saturated",
     registers: [this.registry],
   });
 
