@@ -32,8 +32,9 @@ export async function phoneAndDesktopScreenshots(page: Page, name: string) {
 
 /**
  * Submits the channel form and returns the row of the channel it made, by the id its
- * `channel.add` answered: other tests add and delete channels of the same organization at the
- * same time, so neither the row count nor the ids not listed before name it.
+ * `channel.add` answered: the organization's list refreshes around the submit with other tests'
+ * channels coming and going (a CI run saw one deleted in between), so neither the row count nor
+ * the ids not listed before name it.
  */
 export async function submitChannelForm(page: Page) {
   const added = page.waitForResponse((response) => response.url().includes('/.ui-api/channel.add'));
