@@ -47,6 +47,9 @@ export async function frameTime(file: string): Promise<number> {
  * a fresh database (PGlite, or DATABASE_URL), a live organization and its API token, and a
  * caller of the live API that throws on refusals. `log` replaces the deps' logger.
  */
+const pick = (from: NodeJS.ProcessEnv, names: string[]) =>
+  Object.fromEntries(names.flatMap((name) => (from[name] === undefined ? [] : [[name, from[name]]])));
+
 export async function startLiveBench(log?: Logger) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
   // Ports known before the live server exists: the ingest URLs its API answers name them.
@@ -61,6 +64,8 @@ export async function startLiveBench(log?: Logger) {
     // ListPlaylistURLs is polled every 50 ms: far beyond a customer's live API budget.
     LIVE_API_RATE_PER_MINUTE: '1000000',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    // The viewer threads and their limit as the environment sets them (threads against none).
+    ...pick(process.env, ['LIVE_VIEWER_THREADS', 'LIVE_MAX_EVENT_LOOP_UTILIZATION']),
   });
   const { deps, database } = await createServerDeps(config);
   const live: Live = await createLive({ ...deps, ...(log ? { log } : {}) }, { dir: join(dataDir, 'live') });

@@ -1,11 +1,17 @@
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { API_VERSION } from '@ukiyo/contract';
 import { AppProcess, get, processEnv, ROOT } from '@ukiyo/server/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RTCPeerConnection, useH264 } from 'werift';
+import type { FromViewerThread, ToViewerThread } from '../../live/src/viewers/viewer-thread.ts';
 
 // Production runs the bundles of scripts/build.mjs with plain `node`, no TypeScript loader: the
 // all-in-one and an edge alone start from dist/ and reach the files they read at run time (the
-// embedded database's worker, the sample images) from there. On embedded PGlite, each in its
+// embedded database's worker, the sample images) from there; live's WebRTC viewer threads start
+// from their own bundle. On embedded PGlite, each in its
 // own DATA_DIR, or on the run's PostgreSQL database when DATABASE_URL is set.
 const databaseUrl = inject('testDatabaseUrl');
 // A first start migrates a fresh database: on a busy machine it takes up to the minute that
@@ -65,4 +71,40 @@ describe('compiled entries', () => {
     },
     STARTING_MS,
   );
+
+  it('runs the bundled WebRTC viewer thread, which answers a viewer offer', async () => {
+    const worker = new Worker(join(ROOT, 'dist/live-viewers.js'), {
+      workerData: { settings: { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 } },
+    });
+    const viewer = new RTCPeerConnection({
+      codecs: { video: [useH264()] },
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+    });
+    try {
+      viewer.addTransceiver('video', { direction: 'recvonly' });
+      await viewer.setLocalDescription(await viewer.createOffer());
+      const send = (message: ToViewerThread) => worker.postMessage(message);
+      send({
+        type: 'open',
+        viewer: 'v',
+        broadcast: {
+          id: 'b',
+          streamId: 's',
+          video: {
+            mimeType: 'video/H264',
+            clockRate: 90_000,
+            payloadType: 96,
+            parameters: 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f',
+          },
+          audio: undefined,
+        },
+      });
+      send({ type: 'call', call: 1, viewer: 'v', method: 'answer', argument: viewer.localDescription!.sdp });
+      const [reply] = (await once(worker, 'message')) as [FromViewerThread];
+      expect(reply).toMatchObject({ type: 'reply', call: 1, result: expect.stringContaining('a=sendonly') });
+    } finally {
+      await viewer.close();
+      await worker.terminate();
+    }
+  });
 });

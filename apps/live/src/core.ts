@@ -11,7 +11,7 @@ import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
 import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
-import { Broadcast, WebRtcViewer } from './viewers/viewer.ts';
+import { Broadcast, type RemoteViewer, type ViewerThread, type ViewerThreads } from './viewers/threads.ts';
 import { LadderRtp } from './viewers/rtp-source.ts';
 import { profileLevelId, webRtcRendition } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
@@ -20,7 +20,6 @@ import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 import type { LiveDeps } from './types.ts';
 import type { Webhooks } from './webhooks.ts';
-import type { LoadGuard } from './viewers/load-guard.ts';
 
 export interface CoreOptions {
   /** `{DATA_DIR}/live`: one directory per channel, one per publisher session inside. */
@@ -33,8 +32,8 @@ export interface CoreOptions {
   staleClaimMs: number;
   /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
   internalUrl?: string;
-  /** Whether the process has room for another WebRTC viewer (LIVE_MAX_EVENT_LOOP_UTILIZATION). */
-  viewerRoom: LoadGuard;
+  /** The threads WebRTC viewers run on, each admitting them while it has room. */
+  viewerThreads: ViewerThreads;
 }
 
 export type LiveTimings = SessionTimings & WebRtcTimings;
@@ -61,7 +60,7 @@ interface Hosted {
    */
   broadcast?: Promise<Broadcast>;
   ladderRtp?: LadderRtp | undefined;
-  viewers: Map<string, WebRtcViewer>;
+  viewers: Map<string, RemoteViewer>;
 }
 
 function renditionsOf(row: ChannelRow): Rendition[] {
@@ -213,14 +212,18 @@ export class LiveCore {
     const rtpRendition = webRtcRendition(renditions);
     try {
       if (ingest instanceof WebRtcIngest) {
-        hosted.broadcast = ingest.media.then((media) => new Broadcast(media, connectionId));
+        hosted.broadcast = ingest.media.then(
+          (media) => new Broadcast(media, connectionId, this.options.viewerThreads),
+        );
       } else {
         hosted.ladderRtp = await LadderRtp.open(
           profileLevelId(renditions[rtpRendition]!),
           ingest,
           this.log.child({ channelId }),
         );
-        hosted.broadcast = hosted.ladderRtp.media.then((media) => new Broadcast(media, connectionId));
+        hosted.broadcast = hosted.ladderRtp.media.then(
+          (media) => new Broadcast(media, connectionId, this.options.viewerThreads),
+        );
       }
       const destinations = await this.destinations(organizationId, renditions);
       const session = new PublishSession({
@@ -339,8 +342,8 @@ export class LiveCore {
   }
 
   /**
-   * A WebRTC viewer of a channel on air in this process (WHEP): when the process has room for it
-   * (LoadGuard), its playback token when the channel needs one, then the auth webhook, when the
+   * A WebRTC viewer of a channel on air in this process (WHEP): when a viewer thread has room for
+   * it (ViewerThreads), its playback token when the channel needs one, then the auth webhook, when the
    * channel has one (role recvonly), then `negotiate` answers or offers and the publisher's media
    * is forwarded to it. Its connected time counts as the channel's WebRTC usage.
    */
@@ -348,23 +351,31 @@ export class LiveCore {
     channelId: string,
     protocol: 'whep' | 'sora',
     playbackToken: string | undefined,
-    negotiate: (viewer: WebRtcViewer) => Promise<void>,
-  ): Promise<WebRtcViewer> {
+    negotiate: (viewer: RemoteViewer) => Promise<void>,
+  ): Promise<RemoteViewer> {
     const hosted = this.hosted.get(channelId);
     if (!hosted?.session) throw new PublishError(404, 'the channel is not on air');
     if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
     }
-    if (!this.options.viewerRoom.admit()) {
+    const room = this.options.viewerThreads.admit();
+    if (!room) {
       this.metrics.viewersRefused.inc();
       throw new PublishError(503, 'this live server has no room for another WebRTC viewer now; HLS plays');
     }
     try {
-      const viewer = await this.connectViewer(hosted, channelId, protocol, playbackToken, negotiate);
-      void viewer.ended.then(() => this.options.viewerRoom.left());
+      const viewer = await this.connectViewer(
+        hosted,
+        channelId,
+        protocol,
+        playbackToken,
+        negotiate,
+        room.thread,
+      );
+      void viewer.ended.then(room.left);
       return viewer;
     } catch (error) {
-      this.options.viewerRoom.left();
+      room.left();
       throw error;
     }
   }
@@ -375,8 +386,9 @@ export class LiveCore {
     channelId: string,
     protocol: 'whep' | 'sora',
     playbackToken: string | undefined,
-    negotiate: (viewer: WebRtcViewer) => Promise<void>,
-  ): Promise<WebRtcViewer> {
+    negotiate: (viewer: RemoteViewer) => Promise<void>,
+    thread: ViewerThread,
+  ): Promise<RemoteViewer> {
     const { organizationId } = hosted;
     const channel = await findChannel(this.deps.db, organizationId, channelId);
     if (!channel || channel.status !== 'normal') throw new PublishError(404, 'no such channel');
@@ -392,12 +404,7 @@ export class LiveCore {
       ),
     ]).finally(() => clearTimeout(timer));
     if (!broadcast) throw new PublishError(409, 'the publisher sends no video yet');
-    const viewer = new WebRtcViewer(
-      broadcast,
-      this.options.ice,
-      this.options.timings.iceGatheringTimeoutMs,
-      this.log.child({ channelId }),
-    );
+    const viewer = thread.open(broadcast);
     if (
       channel.auth_webhook_url &&
       !(await this.webhooks.allowed(organizationId, channel.auth_webhook_url, {
@@ -432,20 +439,6 @@ export class LiveCore {
     if (!viewer) return false;
     await viewer.close();
     return true;
-  }
-
-  /**
-   * Ends the `count` newest WebRTC viewers of this process, every channel, telling them there is
-   * no room (the thread starves: every viewer and publisher would fall behind).
-   */
-  shedViewers(count: number): void {
-    const newest = [...this.hosted.values()]
-      .flatMap((hosted) => [...hosted.viewers.values()])
-      .sort((a, b) => b.admittedAt - a.admittedAt)
-      .slice(0, count);
-    this.metrics.viewersShed.inc(newest.length);
-    this.log.warn({ shed: newest.length }, 'the thread stays saturated: shedding the newest WebRTC viewers');
-    for (const viewer of newest) void viewer.close('no-room');
   }
 
   /** WebRTC viewers of this process, every channel. */

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Server as NetServer } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
-import { LoadGuard } from './viewers/load-guard.ts';
+import { ViewerThreads } from './viewers/threads.ts';
 
 export type { LiveDeps } from './types.ts';
 
@@ -132,22 +133,34 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     publishers: (): number => core.sessionCount,
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
-    eventLoopUtilization: () => viewerRoom.load,
+    eventLoopUtilization: () => viewerThreads.load,
   });
-  const viewerRoom = new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION, options.loadWindowMs);
+  const ice = {
+    additionalHostAddresses: deps.config.LIVE_ICE_ADDRESSES,
+    ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
+  };
+  const viewerThreads = new ViewerThreads(
+    {
+      threads: deps.config.LIVE_VIEWER_THREADS ?? availableParallelism(),
+      maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
+      loadWindowMs: options.loadWindowMs,
+      settings: { ice, iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs },
+    },
+    log,
+    (shed) => {
+      metrics.viewersShed.inc(shed);
+      log.warn({ shed }, 'a viewer thread stays saturated: shedding its newest WebRTC viewers');
+    },
+  );
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
     dir: options.dir,
     publicUrl: options.publicUrl,
     timings: options.timings,
-    ice: {
-      additionalHostAddresses: deps.config.LIVE_ICE_ADDRESSES,
-      ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
-    },
+    ice,
     staleClaimMs: options.staleClaimMs,
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
-    viewerRoom,
+    viewerThreads,
   });
-  viewerRoom.whenStarving((count) => core.shedViewers(count));
 
   const app = new Hono<LiveEnv>();
   app.post('/whip/*', async (c, next) => {
@@ -210,7 +223,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await drainServer(server, 0);
       await rtmp.close();
       await core.close();
-      viewerRoom.close();
+      await viewerThreads.close();
       // After the sessions: their SRT callers are told through the front's socket.
       await srt.close();
       for (const client of signaling.clients) client.terminate();

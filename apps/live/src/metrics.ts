@@ -71,13 +71,13 @@ export class LiveMetrics {
 
   readonly viewersRefused = new Counter({
     name: 'ukiyo_live_webrtc_viewers_refused_total',
-    help: 'WebRTC viewers refused because this process had no room (its thread above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room its viewers leave taken)',
+    help: 'WebRTC viewers refused because this process had no room (each viewer thread above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room its viewers leave taken)',
     registers: [this.registry],
   });
 
   readonly viewersShed = new Counter({
     name: 'ukiyo_live_webrtc_viewers_shed_total',
-    help: "WebRTC viewers disconnected, the newest first, because this process's thread stayed saturated",
+    help: 'WebRTC viewers disconnected, the newest of their thread first, because that viewer thread stayed saturated',
     registers: [this.registry],
   });
 
@@ -111,7 +111,7 @@ export class LiveMetrics {
       ],
       [
         'ukiyo_live_event_loop_utilization',
-        "This process's JavaScript thread busy over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION new WebRTC viewers are refused",
+        'The busiest WebRTC viewer thread of this process over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION that thread takes no new viewers',
         probes.eventLoopUtilization,
       ],
     ];

@@ -116,8 +116,13 @@ describe('Sora signaling recvonly: a viewer shed for want of room', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    // Short load windows and a limit just under 1: the test's own busy thread starves it.
-    live = await startLive(server, { loadWindowMs: 200 }, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999 });
+    // Short load windows and a limit just under 1, viewers on the main thread: the test's own
+    // busy thread starves them.
+    live = await startLive(
+      server,
+      { loadWindowMs: 200 },
+      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_THREADS: 0 },
+    );
   });
 
   afterAll(async () => {

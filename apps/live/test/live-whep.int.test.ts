@@ -266,15 +266,13 @@ describe('WebRTC viewers (WHEP)', () => {
     }
   });
 
-  it('refuses new viewers (503, Retry-After) while the live process is busier than it may be', async () => {
-    // Any work at all is too much: the process is never idle for a whole 3 s window.
+  it('refuses new viewers (503, Retry-After) when the live process has no room for them', async () => {
+    // A limit of 0: no viewer thread has room, ever (the load guard's unit tests cover the rest).
     const busy = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
     try {
       const channelId = await createChannel();
       const publisher = await publishTo(channelId, busy);
       expect(publisher.status).toBe(201);
-      // The thread's load is measured over 3 s windows: past the first, the refusal holds.
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
       // Asked of the busy process, and of another process of the fleet, which passes it on.
       for (const at of [busy, live]) {
         const refused = await fetch(`${at.baseUrl}/whep/${channelId}`, {
@@ -292,7 +290,6 @@ describe('WebRTC viewers (WHEP)', () => {
       const metric = async (name: string) =>
         (await busy.live.metrics.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
       expect(await metric('ukiyo_live_webrtc_viewers_refused_total')).toBe(2);
-      expect(await metric('ukiyo_live_event_loop_utilization')).toBeGreaterThan(0);
       await publisher.stop();
     } finally {
       await busy.live.close();
@@ -300,10 +297,11 @@ describe('WebRTC viewers (WHEP)', () => {
   });
 
   it('sheds the newest viewers while the thread stays saturated, and keeps the others', async () => {
+    // Viewers on the main thread, which the test keeps busy.
     const starving = await startLive(
       server,
       { loadWindowMs: 200 },
-      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999 },
+      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_THREADS: 0 },
     );
     try {
       const channelId = await createChannel();
@@ -321,6 +319,9 @@ describe('WebRTC viewers (WHEP)', () => {
         await waitFor(async () => (viewer.frames() > 0 ? true : undefined), 10_000, 'a frame');
       }
       expect(await starveUntilShed(starving)).toBe(1);
+      // The gauge reads the viewer thread that starved.
+      const load = await starving.live.metrics.getSingleMetric('ukiyo_live_event_loop_utilization')!.get();
+      expect(load.values[0]!.value).toBeGreaterThanOrEqual(0.97);
       await newer.closed();
       const framesThen = older.frames();
       await waitFor(async () => (older.frames() > framesThen + 5 ? true : undefined), 10_000, 'more frames');

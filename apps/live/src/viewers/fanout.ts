@@ -173,10 +173,10 @@ export class TrackFanout {
     };
   }
 
-  /** One packet of the publisher's, to every viewer. */
-  forward(packet: RtpPacket): void {
+  /** One packet of the publisher's (`bytes`: as it was serialised, when known), to every viewer. */
+  forward(packet: RtpPacket, bytes?: Buffer): void {
     if (!this.keyframeStart && this.viewers.size === 0) return;
-    const forwarded = new ForwardedPacket(packet);
+    const forwarded = new ForwardedPacket(packet, bytes);
     if (this.keyframeStart) this.track(forwarded, packet.payload);
     for (const viewer of this.viewers) {
       if (viewer.congested) viewer.skip();

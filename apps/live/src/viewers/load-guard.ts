@@ -16,10 +16,10 @@ const STARVING_WINDOWS = 2;
 const SHED_SHARE = 0.1;
 
 /**
- * Whether this process can take another WebRTC viewer: every viewer's packets are encrypted and
- * sent on the one JavaScript thread, so past what the thread can do every viewer falls behind at
- * once, and the publisher's own packets go unread (on a 2-core machine at about 100 viewers of a
- * 4 Mbit/s stream, its ingest fell to 2.8, then 0.1 Mbit/s).
+ * Whether a viewer thread (threads.ts) can take another WebRTC viewer: every viewer's packets are
+ * encrypted and sent on its thread, so past what the thread can do every viewer on it falls
+ * behind at once (when that thread was also the publisher's, on a 2-core machine at about 100
+ * viewers of a 4 Mbit/s stream, its ingest fell to 2.8, then 0.1 Mbit/s).
  *
  * The thread's utilization is read every `windowMs`. Above `max`, new viewers are refused until
  * it falls again; viewers already watching keep what they have. Below it, the window also says
@@ -36,7 +36,7 @@ const SHED_SHARE = 0.1;
  * many. Those who watched longest keep their stream.
  *
  * A viewer counts from its admission (its ICE and DTLS handshakes cost too) until `left`. A
- * limit of 1 takes every viewer and sheds none.
+ * limit of 1 takes every viewer and sheds none; a limit of 0 takes none.
  */
 export class LoadGuard {
   private previous: EventLoopUtilization;
@@ -75,7 +75,7 @@ export class LoadGuard {
 
   /** Takes a viewer when there is room (counted until `left`), else false. */
   admit(): boolean {
-    if (this.max < 1 && this.allowance <= 0) return false;
+    if (this.max <= 0 || (this.max < 1 && this.allowance <= 0)) return false;
     this.allowance--;
     this.admittedInWindow++;
     this.count(+1);

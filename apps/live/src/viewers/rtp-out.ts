@@ -16,8 +16,8 @@ export class ForwardedPacket {
   /** Its arrival, the NTP time our sender reports pair with its RTP timestamp. */
   readonly ntpTimestamp: bigint;
 
-  constructor(packet: RtpPacket) {
-    this.bytes = packet.serialize();
+  constructor(packet: RtpPacket, bytes: Buffer = packet.serialize()) {
+    this.bytes = bytes;
     this.headerSize = packet.header.serializeSize;
     this.payloadEnd = this.headerSize + packet.payload.length;
     this.sequenceNumber = packet.header.sequenceNumber;

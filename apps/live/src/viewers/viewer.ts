@@ -1,16 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
 import {
   MediaStream,
   RTCPeerConnection,
   RTCRtpCodecParameters,
+  RtpPacket,
   useFIR,
   useNACK,
   useOPUS,
   usePLI,
-  type MediaStreamTrack,
   type RTCRtpTransceiver,
-  type RtpPacket,
 } from 'werift';
 import { sendCloseNotify } from '../ingest/close-notify.ts';
 import { PublishError } from '../ingest/ingest.ts';
@@ -19,56 +16,63 @@ import {
   iceGathered,
   peerTransport,
   type IceSettings,
-  type PublishedMedia,
   type SoraOffer,
 } from '../ingest/webrtc.ts';
 import { h264KeyframeStart, TrackFanout, vp8KeyframeStart } from './fanout.ts';
 
-/** Viewers joining or losing pictures ask the publisher for a keyframe at most this often. */
-const KEYFRAME_REQUEST_MS = 500;
+/** A codec of the publisher's, as a viewer thread is told it (structured-cloneable). */
+export interface CodecDescription {
+  mimeType: string;
+  clockRate: number;
+  channels?: number;
+  parameters?: string;
+  payloadType?: number;
+}
+
+/** What a viewer thread is told of a publisher's media, to forward it to viewers. */
+export interface BroadcastDescription {
+  id: string;
+  /** The publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
+  streamId: string;
+  video: CodecDescription;
+  audio: CodecDescription | undefined;
+}
+
+export function describeCodec(codec: RTCRtpCodecParameters): CodecDescription {
+  return {
+    mimeType: codec.mimeType,
+    clockRate: codec.clockRate,
+    ...(codec.channels ? { channels: codec.channels } : {}),
+    ...(codec.parameters ? { parameters: codec.parameters } : {}),
+    ...(codec.payloadType !== undefined ? { payloadType: codec.payloadType } : {}),
+  };
+}
+
+const codecName = (codec: Pick<CodecDescription, 'mimeType'>) => codec.mimeType.split('/')[1] ?? '';
 
 /**
- * One publisher's media to its WebRTC viewers: a fanout per track, fed by the publisher's
- * tracks directly (packets of the codec it chose only), or for RTMP and SRT publishers by the
- * ladder's RTP (rtp-source.ts), and the viewers' keyframe requests passed on to the publisher,
- * rate-limited (the ladder's ffmpeg takes none).
+ * A publisher's media in a viewer thread: a fanout per track, fed with the publisher's RTP
+ * packets as the main thread passes them on (threads.ts), its viewers' keyframe requests passed
+ * back by `requestKeyframe`.
  */
-export class Broadcast {
+export class ForwardedMedia {
   readonly video: TrackFanout;
   readonly audio: TrackFanout | undefined;
-  private readonly subscriptions: (() => void)[] = [];
-  private lastKeyframeRequest = 0;
 
-  /** `streamId`: the publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
   constructor(
-    readonly media: PublishedMedia,
-    readonly streamId: string,
+    readonly description: BroadcastDescription,
+    requestKeyframe: () => void,
   ) {
-    const requestKeyframe = () => {
-      if (Date.now() - this.lastKeyframeRequest < KEYFRAME_REQUEST_MS) return;
-      this.lastKeyframeRequest = Date.now();
-      media.requestKeyframe();
-    };
-    const payloadType = media.video.codec.payloadType;
     const keyframeStart =
-      media.video.codec.name.toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
+      codecName(description.video).toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
     this.video = new TrackFanout(keyframeStart, requestKeyframe);
-    this.subscribe(media.video.track, this.video, payloadType);
-    if (media.audio) {
-      this.audio = new TrackFanout(undefined, requestKeyframe);
-      this.subscribe(media.audio.track, this.audio, media.audio.codec.payloadType);
-    }
+    if (description.audio) this.audio = new TrackFanout(undefined, requestKeyframe);
   }
 
-  private subscribe(track: MediaStreamTrack, fanout: TrackFanout, payloadType: number): void {
-    const { unSubscribe } = track.onReceiveRtp.subscribe((packet: RtpPacket) => {
-      if (packet.header.payloadType === payloadType) fanout.forward(packet);
-    });
-    this.subscriptions.push(unSubscribe);
-  }
-
-  close(): void {
-    for (const unsubscribe of this.subscriptions) unsubscribe();
+  /** One RTP packet of the publisher's `kind` track, as serialised. */
+  forward(kind: 'video' | 'audio', bytes: Buffer): void {
+    const fanout = kind === 'video' ? this.video : this.audio;
+    fanout?.forward(RtpPacket.deSerialize(bytes), bytes);
   }
 }
 
@@ -90,18 +94,23 @@ function payloadTypes(section: string, name: string): { payloadType: number; fmt
  * publisher's fragmented NAL units. H.264 takes packetization-mode 1, the publisher's profile
  * when offered.
  */
-export function offerFor(offer: string, kind: 'audio' | 'video', codec: RTCRtpCodecParameters): string {
+export function offerFor(
+  offer: string,
+  kind: 'audio' | 'video',
+  codec: Pick<CodecDescription, 'mimeType' | 'parameters'>,
+): string {
+  const name = codecName(codec);
   const [session = '', ...sections] = offer.split(/(?=^m=)/m);
   const cut = sections.map((section) => {
     if (!section.startsWith(`m=${kind} `)) return section;
-    const candidates = payloadTypes(section, codec.name).filter(
-      ({ fmtp }) => codec.name.toLowerCase() !== 'h264' || /packetization-mode=1/.test(fmtp),
+    const candidates = payloadTypes(section, name).filter(
+      ({ fmtp }) => name.toLowerCase() !== 'h264' || /packetization-mode=1/.test(fmtp),
     );
     const profile = /profile-level-id=([0-9a-f]{4})/i.exec(codec.parameters ?? '')?.[1]?.toLowerCase();
     const chosen =
       candidates.find(({ fmtp }) => profile && fmtp.toLowerCase().includes(`profile-level-id=${profile}`)) ??
       candidates[0];
-    if (!chosen) throw new PublishError(406, `the offer's ${kind} cannot receive ${codec.name}`);
+    if (!chosen) throw new PublishError(406, `the offer's ${kind} cannot receive ${name}`);
     const keep = new Set([
       chosen.payloadType,
       ...payloadTypes(section, 'rtx')
@@ -121,32 +130,30 @@ export function offerFor(offer: string, kind: 'audio' | 'video', codec: RTCRtpCo
 export type ViewerEnd = 'closed' | 'no-room';
 
 /**
- * A WebRTC viewer: a werift peer connection sending the publisher's tracks (one sendonly
- * transceiver per kind) through the broadcast's fanouts, which send below werift's sender
+ * A WebRTC viewer, in a viewer thread: a werift peer connection sending the publisher's tracks
+ * (one sendonly transceiver per kind) through the media's fanouts, which send below werift's sender
  * (rtp-out.ts) with its SSRC and payload type, keep the last 128 packets for NACKs and answer
  * them, over RTX when negotiated.
  */
 export class WebRtcViewer {
-  readonly id = randomBytes(10).toString('hex');
   private pc: RTCPeerConnection | undefined;
   private readonly removals: (() => void)[] = [];
   private closed = false;
   private markClosed!: (why: ViewerEnd) => void;
   /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
   readonly ended = new Promise<ViewerEnd>((resolve) => (this.markClosed = resolve));
-  /** When it was admitted: the newest are shed first. */
-  readonly admittedAt = performance.now();
 
   constructor(
-    private readonly broadcast: Broadcast,
+    readonly id: string,
+    private readonly media: ForwardedMedia,
     private readonly ice: IceSettings,
     private readonly iceGatheringTimeoutMs: number,
-    private readonly log: Logger,
+    private readonly warn: (message: string, error: unknown) => void,
   ) {}
 
   private createPeer(): RTCPeerConnection {
-    const { video, audio } = this.broadcast.media;
-    const forwarded = (codec: RTCRtpCodecParameters, rtcpFeedback: RTCRtpCodecParameters['rtcpFeedback']) =>
+    const { video, audio } = this.media.description;
+    const forwarded = (codec: CodecDescription, rtcpFeedback: RTCRtpCodecParameters['rtcpFeedback']) =>
       new RTCRtpCodecParameters({
         mimeType: codec.mimeType,
         clockRate: codec.clockRate,
@@ -157,12 +164,12 @@ export class WebRtcViewer {
     const pc = new RTCPeerConnection({
       codecs: {
         video: [
-          forwarded(video.codec, [useNACK(), usePLI(), useFIR()]),
-          new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: video.codec.clockRate }),
+          forwarded(video, [useNACK(), usePLI(), useFIR()]),
+          new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: video.clockRate }),
         ],
         // Without the publisher's audio, Opus still: werift fails to negotiate an offer's audio
         // section without a codec, and answer() makes that section inactive.
-        audio: [audio ? forwarded(audio.codec, []) : useOPUS()],
+        audio: [audio ? forwarded(audio, []) : useOPUS()],
       },
       ...peerTransport(this.ice),
     });
@@ -180,26 +187,26 @@ export class WebRtcViewer {
   private forward(transceivers: RTCRtpTransceiver[]): void {
     if (this.removals.length > 0 || this.closed) return;
     for (const transceiver of transceivers) {
-      const fanout = transceiver.kind === 'video' ? this.broadcast.video : this.broadcast.audio;
+      const fanout = transceiver.kind === 'video' ? this.media.video : this.media.audio;
       if (fanout && transceiver.direction === 'sendonly') this.removals.push(fanout.add(transceiver.sender));
     }
   }
 
   /** The viewer's tracks belong to the publisher's stream, named by its connection id. */
   private get stream(): MediaStream {
-    return new MediaStream({ id: this.broadcast.streamId });
+    return new MediaStream({ id: this.media.description.streamId });
   }
 
   /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
   async answer(offer: string): Promise<string> {
-    const { video, audio } = this.broadcast.media;
-    let usable = offerFor(bundledCredentials(offer), 'video', video.codec);
-    if (audio) usable = offerFor(usable, 'audio', audio.codec);
+    const { video, audio } = this.media.description;
+    let usable = offerFor(bundledCredentials(offer), 'video', video);
+    if (audio) usable = offerFor(usable, 'audio', audio);
     const pc = this.createPeer();
     await this.describe('offer', () => pc.setRemoteDescription({ type: 'offer', sdp: usable }));
     const stream = this.stream;
     for (const transceiver of pc.getTransceivers()) {
-      const sending = transceiver.kind === 'video' || this.broadcast.audio !== undefined;
+      const sending = transceiver.kind === 'video' || this.media.audio !== undefined;
       transceiver.setDirection(sending ? 'sendonly' : 'inactive');
       transceiver.sender.setStreams([stream]);
     }
@@ -213,7 +220,7 @@ export class WebRtcViewer {
     const pc = this.createPeer();
     const streams = [this.stream];
     const video = pc.addTransceiver('video', { direction: 'sendonly', streams });
-    const audio = this.broadcast.audio
+    const audio = this.media.audio
       ? pc.addTransceiver('audio', { direction: 'sendonly', streams })
       : undefined;
     await pc.setLocalDescription(await pc.createOffer());
@@ -259,7 +266,7 @@ export class WebRtcViewer {
     this.markClosed(why);
     if (this.pc) {
       await sendCloseNotify(this.pc).catch((error: unknown) =>
-        this.log.warn({ err: error }, 'could not send the DTLS close alert to a viewer'),
+        this.warn('could not send the DTLS close alert to a viewer', error),
       );
       await this.pc.close().catch(() => {});
     }
