@@ -240,7 +240,8 @@ export class ViewerThreads {
   readonly broadcasts = new Map<string, Broadcast>();
   /** Started at the first viewer; a thread that dies is started again at the next admission. */
   private readonly threads: ViewerThread[] = [];
-  private readonly workers = new Map<ViewerThread, Worker>();
+  /** How each thread is ended: its worker terminated, or its channel closed. */
+  private readonly stops = new Map<ViewerThread, () => Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -286,10 +287,12 @@ export class ViewerThreads {
     if (this.options.threads === 0) {
       const { port1, port2 } = new MessageChannel();
       serveViewers(port2, this.options.settings);
-      // Neither end keeps the process alive: the viewers' sockets do while there are any.
+      const thread = new ViewerThread(port1, performance.eventLoopUtilization, this.options, this);
+      // Listening refs a port: neither end may keep the process alive (the viewers' sockets do).
       port1.unref();
       port2.unref();
-      return new ViewerThread(port1, performance.eventLoopUtilization, this.options, this);
+      this.stops.set(thread, async () => port1.close());
+      return thread;
     }
     const fromSource = THREAD_ENTRY.pathname.endsWith('.ts');
     const worker = new Worker(fromSource ? new URL('source-thread.mjs', THREAD_ENTRY) : THREAD_ENTRY, {
@@ -303,7 +306,7 @@ export class ViewerThreads {
       this.options,
       this,
     );
-    this.workers.set(thread, worker);
+    this.stops.set(thread, () => worker.terminate());
     worker.on('error', (error) => this.log.error({ err: error }, 'a WebRTC viewer thread failed'));
     worker.on('exit', (code) => this.remove(thread, new Error(`the viewer thread exited (code ${code})`)));
     return thread;
@@ -312,16 +315,17 @@ export class ViewerThreads {
   /** A thread that died takes its viewers with it. */
   private remove(thread: ViewerThread, error: Error): void {
     thread.fail(error);
-    this.workers.delete(thread);
+    this.stops.delete(thread);
     const index = this.threads.indexOf(thread);
     if (index >= 0) this.threads.splice(index, 1);
   }
 
+  /** Ends the threads; the viewers were closed before (the core's close). */
   async close(): Promise<void> {
     this.closed = true;
-    const workers = [...this.workers.values()];
+    const stops = [...this.stops.values()];
+    this.stops.clear();
     for (const thread of this.threads.splice(0)) thread.fail(new Error('the live server is closing'));
-    this.workers.clear();
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    await Promise.all(stops.map((stop) => stop()));
   }
 }
