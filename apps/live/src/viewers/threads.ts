@@ -249,6 +249,8 @@ export class ViewerThreads {
     readonly log: Logger,
     /** Told how many viewers a starving thread sheds. */
     readonly onShed: (count: number) => void,
+    /** Told of each worker started (tests end one to see its viewers go). */
+    private readonly onWorker: (worker: Worker) => void = () => {},
   ) {}
 
   /** A thread with room for one more viewer (counted by its guard until it `left`), or none. */
@@ -307,6 +309,7 @@ export class ViewerThreads {
       this,
     );
     this.stops.set(thread, () => worker.terminate());
+    this.onWorker(worker);
     worker.on('error', (error) => this.log.error({ err: error }, 'a WebRTC viewer thread failed'));
     worker.on('exit', (code) => this.remove(thread, new Error(`the viewer thread exited (code ${code})`)));
     return thread;
