@@ -30,7 +30,7 @@ import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
-import { splitPortRange, ViewerThreads } from './viewers/threads.ts';
+import { ViewerThreads } from './viewers/threads.ts';
 
 export type { LiveDeps } from './types.ts';
 
@@ -135,23 +135,16 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     webRtcViewers: (): number => core.viewerCount,
     eventLoopUtilization: () => viewerThreads.load,
   });
-  const threads = deps.config.LIVE_VIEWER_THREADS ?? availableParallelism();
-  // The ports are shared out between the publishers (this thread) and each viewer thread; with
-  // none, the viewers are on this thread and use its share.
-  const [publisherPorts, ...viewerPorts] = deps.config.LIVE_ICE_PORT_RANGE
-    ? splitPortRange(deps.config.LIVE_ICE_PORT_RANGE, threads + 1)
-    : [];
   const ice = {
     additionalHostAddresses: deps.config.LIVE_ICE_ADDRESSES,
-    ...(publisherPorts ? { portRange: publisherPorts } : {}),
+    ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
   };
   const viewerThreads = new ViewerThreads(
     {
-      threads,
+      threads: deps.config.LIVE_VIEWER_THREADS ?? availableParallelism(),
       maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
       loadWindowMs: options.loadWindowMs,
       settings: { ice, iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs },
-      ...(threads > 0 && publisherPorts ? { portRanges: viewerPorts } : {}),
     },
     log,
     (shed) => {

@@ -20,7 +20,6 @@ import {
   type LiveUnderTest,
 } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
-import { view } from './whep-viewer.ts';
 
 const T = {
   createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
@@ -499,16 +498,11 @@ describe('live ingest and HLS', () => {
     }
   });
 
-  it('offers publishers and viewers the configured UDP ports, each thread its own share, and announced addresses', async () => {
-    // 60 ports: 20 for publishers, 20 for each of two viewer threads.
+  it('offers publishers the configured UDP ports and announced addresses', async () => {
     const fenced = await startLive(
       server,
       {},
-      {
-        LIVE_ICE_PORT_RANGE: [41000, 41059],
-        LIVE_ICE_ADDRESSES: ['192.0.2.10'],
-        LIVE_VIEWER_THREADS: 2,
-      },
+      { LIVE_ICE_PORT_RANGE: [41000, 41019], LIVE_ICE_ADDRESSES: ['192.0.2.10'] },
     );
     try {
       const created = await fenced.call(
@@ -519,40 +513,20 @@ describe('live ingest and HLS', () => {
       const channelId = created.body.channel_id as string;
       const publisher = await start({
         whipUrl: `${fenced.baseUrl}/whip/${channelId}`,
-        codec: 'h264',
+        codec: 'vp8',
         width: 160,
         height: 90,
         fps: 15,
       });
       expect(publisher.status).toBe(201);
-      const candidates = (sdp: string) =>
-        sdp.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
-      const ports = (sdp: string) => candidates(sdp).map((candidate) => Number(candidate.split(' ')[5]));
-      expect(candidates(publisher.answer).length).toBeGreaterThan(0);
-      for (const port of ports(publisher.answer)) {
+      const candidates = publisher.answer.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
+      expect(candidates.length).toBeGreaterThan(0);
+      for (const candidate of candidates) {
+        const port = Number(candidate.split(' ')[5]);
         expect(port).toBeGreaterThanOrEqual(41000);
         expect(port).toBeLessThanOrEqual(41019);
       }
-      expect(candidates(publisher.answer).some((candidate) => candidate.split(' ')[4] === '192.0.2.10')).toBe(
-        true,
-      );
-      // Two viewers, one on each viewer thread: each within its thread's share.
-      const viewers = [
-        await view(`${fenced.baseUrl}/whep/${channelId}`, join(scratch, 'fenced-1.h264')),
-        await view(`${fenced.baseUrl}/whep/${channelId}`, join(scratch, 'fenced-2.h264')),
-      ];
-      const shares = viewers.map((viewer) => {
-        expect(viewer.status).toBe(201);
-        const viewerPorts = ports(viewer.answer);
-        expect(viewerPorts.length).toBeGreaterThan(0);
-        return viewerPorts.every((port) => port >= 41020 && port <= 41039)
-          ? 'first'
-          : viewerPorts.every((port) => port >= 41040 && port <= 41059)
-            ? 'second'
-            : viewerPorts.join(',');
-      });
-      expect(shares.sort()).toEqual(['first', 'second']);
-      await Promise.all(viewers.map((viewer) => viewer.stop()));
+      expect(candidates.some((candidate) => candidate.split(' ')[4] === '192.0.2.10')).toBe(true);
       await publisher.stop();
     } finally {
       await fenced.live.close();

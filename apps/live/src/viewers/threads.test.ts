@@ -9,7 +9,7 @@ import {
   RtpPacket,
   useH264,
 } from 'werift';
-import { Broadcast, splitPortRange, ViewerThreads } from './threads.ts';
+import { Broadcast, ViewerThreads } from './threads.ts';
 
 const H264 = new RTCRtpCodecParameters({
   mimeType: 'video/H264',
@@ -90,25 +90,5 @@ describe('ViewerThreads', () => {
     expect(workers).toHaveLength(2);
     expect(second.thread).not.toBe(first.thread);
     await expect.poll(second.received, { timeout: 5_000 }).toBeGreaterThan(5);
-  });
-});
-
-describe('splitPortRange', () => {
-  it('shares a range out in disjoint slices that cover it, or whole when too small', () => {
-    expect(splitPortRange([40000, 40199], 3)).toEqual([
-      [40000, 40065],
-      [40066, 40132],
-      [40133, 40199],
-    ]);
-    expect(splitPortRange([41000, 41059], 3)).toEqual([
-      [41000, 41019],
-      [41020, 41039],
-      [41040, 41059],
-    ]);
-    expect(splitPortRange([41000, 41001], 3)).toEqual([
-      [41000, 41001],
-      [41000, 41001],
-      [41000, 41001],
-    ]);
   });
 });

@@ -32,25 +32,6 @@ export interface ViewerThreadsOptions {
   maxLoad: number;
   loadWindowMs: number;
   settings: ViewerThreadSettings;
-  /**
-   * With LIVE_ICE_PORT_RANGE, the ports of each thread (splitPortRange): werift finds a free port
-   * by binding one and closing it before binding it again, so threads sharing ports race for
-   * them (a lost race stalled a viewer's ICE gathering for 5 s).
-   */
-  portRanges?: [number, number][];
-}
-
-/**
- * `range` split into `parts` disjoint slices, as even as can be; a range smaller than that is
- * shared whole.
- */
-export function splitPortRange([low, high]: [number, number], parts: number): [number, number][] {
-  const size = high - low + 1;
-  if (size < parts) return Array.from({ length: parts }, () => [low, high]);
-  return Array.from({ length: parts }, (_, index) => [
-    low + Math.floor((index * size) / parts),
-    low + Math.floor(((index + 1) * size) / parts) - 1,
-  ]);
 }
 
 /**
@@ -257,11 +238,8 @@ export class ViewerThread {
  */
 export class ViewerThreads {
   readonly broadcasts = new Map<string, Broadcast>();
-  /**
-   * By slot (its share of the ports): started at the first viewer; a thread that dies leaves its
-   * slot empty until the next admission starts it again.
-   */
-  private readonly slots: (ViewerThread | undefined)[];
+  /** Started at the first viewer; a thread that dies is started again at the next admission. */
+  private readonly threads: ViewerThread[] = [];
   /** How each thread is ended: its worker terminated, or its channel closed. */
   private readonly stops = new Map<ViewerThread, () => Promise<unknown>>();
   private closed = false;
@@ -273,19 +251,13 @@ export class ViewerThreads {
     readonly onShed: (count: number) => void,
     /** Told of each worker started (tests end one to see its viewers go). */
     private readonly onWorker: (worker: Worker) => void = () => {},
-  ) {
-    this.slots = new Array<ViewerThread | undefined>(Math.max(1, options.threads)).fill(undefined);
-  }
-
-  private get threads(): ViewerThread[] {
-    return this.slots.filter((thread) => thread !== undefined);
-  }
+  ) {}
 
   /** A thread with room for one more viewer (counted by its guard until it `left`), or none. */
   admit(): { thread: ViewerThread; left(): void } | undefined {
     if (this.closed) return undefined;
-    for (const [slot, thread] of this.slots.entries()) this.slots[slot] = thread ?? this.startThread(slot);
-    const byViewers = this.threads.sort((a, b) => a.viewers.size - b.viewers.size);
+    while (this.threads.length < Math.max(1, this.options.threads)) this.threads.push(this.startThread());
+    const byViewers = [...this.threads].sort((a, b) => a.viewers.size - b.viewers.size);
     const thread = byViewers.find((candidate) => candidate.guard.admit());
     return thread && { thread, left: () => thread.guard.left() };
   }
@@ -313,14 +285,10 @@ export class ViewerThreads {
     }
   }
 
-  private startThread(slot: number): ViewerThread {
-    const portRange = this.options.portRanges?.[slot];
-    const settings = portRange
-      ? { ...this.options.settings, ice: { ...this.options.settings.ice, portRange } }
-      : this.options.settings;
+  private startThread(): ViewerThread {
     if (this.options.threads === 0) {
       const { port1, port2 } = new MessageChannel();
-      serveViewers(port2, settings);
+      serveViewers(port2, this.options.settings);
       const thread = new ViewerThread(port1, performance.eventLoopUtilization, this.options, this);
       // Listening refs a port: neither end may keep the process alive (the viewers' sockets do).
       port1.unref();
@@ -330,7 +298,7 @@ export class ViewerThreads {
     }
     const fromSource = THREAD_ENTRY.pathname.endsWith('.ts');
     const worker = new Worker(fromSource ? new URL('source-thread.mjs', THREAD_ENTRY) : THREAD_ENTRY, {
-      workerData: { entry: THREAD_ENTRY.href, settings },
+      workerData: { entry: THREAD_ENTRY.href, settings: this.options.settings },
     });
     // Its viewers' sockets are the worker's: it must not keep a closing process alive.
     worker.unref();
@@ -343,17 +311,16 @@ export class ViewerThreads {
     this.stops.set(thread, () => worker.terminate());
     this.onWorker(worker);
     worker.on('error', (error) => this.log.error({ err: error }, 'a WebRTC viewer thread failed'));
-    worker.on('exit', (code) => this.remove(slot, new Error(`the viewer thread exited (code ${code})`)));
+    worker.on('exit', (code) => this.remove(thread, new Error(`the viewer thread exited (code ${code})`)));
     return thread;
   }
 
   /** A thread that died takes its viewers with it. */
-  private remove(slot: number, error: Error): void {
-    const thread = this.slots[slot];
-    if (!thread) return;
-    this.slots[slot] = undefined;
+  private remove(thread: ViewerThread, error: Error): void {
     thread.fail(error);
     this.stops.delete(thread);
+    const index = this.threads.indexOf(thread);
+    if (index >= 0) this.threads.splice(index, 1);
   }
 
   /** Ends the threads; the viewers were closed before (the core's close). */
@@ -361,8 +328,7 @@ export class ViewerThreads {
     this.closed = true;
     const stops = [...this.stops.values()];
     this.stops.clear();
-    for (const thread of this.threads) thread.fail(new Error('the live server is closing'));
-    this.slots.fill(undefined);
+    for (const thread of this.threads.splice(0)) thread.fail(new Error('the live server is closing'));
     await Promise.all(stops.map((stop) => stop()));
   }
 }
