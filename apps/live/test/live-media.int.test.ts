@@ -20,6 +20,7 @@ import {
   type LiveUnderTest,
 } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
+import { view } from './whep-viewer.ts';
 
 const T = {
   createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
@@ -498,7 +499,7 @@ describe('live ingest and HLS', () => {
     }
   });
 
-  it('offers publishers the configured UDP ports and announced addresses', async () => {
+  it('offers publishers and viewers the configured UDP ports, and announced addresses', async () => {
     const fenced = await startLive(
       server,
       {},
@@ -513,20 +514,26 @@ describe('live ingest and HLS', () => {
       const channelId = created.body.channel_id as string;
       const publisher = await start({
         whipUrl: `${fenced.baseUrl}/whip/${channelId}`,
-        codec: 'vp8',
+        codec: 'h264',
         width: 160,
         height: 90,
         fps: 15,
       });
       expect(publisher.status).toBe(201);
-      const candidates = publisher.answer.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
-      expect(candidates.length).toBeGreaterThan(0);
-      for (const candidate of candidates) {
-        const port = Number(candidate.split(' ')[5]);
-        expect(port).toBeGreaterThanOrEqual(41000);
-        expect(port).toBeLessThanOrEqual(41019);
+      // The viewer's peer connection is made in a viewer thread, told the same settings.
+      const viewer = await view(`${fenced.baseUrl}/whep/${channelId}`, join(scratch, 'fenced.h264'));
+      expect(viewer.status).toBe(201);
+      for (const answer of [publisher.answer, viewer.answer]) {
+        const candidates = answer.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
+        expect(candidates.length).toBeGreaterThan(0);
+        for (const candidate of candidates) {
+          const port = Number(candidate.split(' ')[5]);
+          expect(port).toBeGreaterThanOrEqual(41000);
+          expect(port).toBeLessThanOrEqual(41019);
+        }
+        expect(candidates.some((candidate) => candidate.split(' ')[4] === '192.0.2.10')).toBe(true);
       }
-      expect(candidates.some((candidate) => candidate.split(' ')[4] === '192.0.2.10')).toBe(true);
+      await viewer.stop();
       await publisher.stop();
     } finally {
       await fenced.live.close();

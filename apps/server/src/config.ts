@@ -37,8 +37,9 @@ const ConfigFields = z.object({
    */
   LIVE_INTERNAL_URL: optionalUrl,
   /**
-   * UDP ports WebRTC media arrives on, `first-last` (e.g. `40000-40199`, one per publisher), for
-   * a firewall or container that publishes a fixed range. Unset: any free port.
+   * UDP ports WebRTC media flows on, `first-last` (e.g. `40000-40199`: one per peer connection,
+   * publisher or viewer, and host address it announces), for a firewall or container that
+   * publishes a fixed range. Unset: any free port.
    */
   LIVE_ICE_PORT_RANGE: z
     .string()
