@@ -42,14 +42,15 @@ export async function frameTime(file: string): Promise<number> {
   return value;
 }
 
+/** The environment's values of `names`, those it sets. */
+const pick = (from: NodeJS.ProcessEnv, names: string[]) =>
+  Object.fromEntries(names.flatMap((name) => (from[name] === undefined ? [] : [[name, from[name]]])));
+
 /**
  * The live benchmarks' server: a live process (HTTP, RTMP and SRT listening on loopback) over
  * a fresh database (PGlite, or DATABASE_URL), a live organization and its API token, and a
  * caller of the live API that throws on refusals. `log` replaces the deps' logger.
  */
-const pick = (from: NodeJS.ProcessEnv, names: string[]) =>
-  Object.fromEntries(names.flatMap((name) => (from[name] === undefined ? [] : [[name, from[name]]])));
-
 export async function startLiveBench(log?: Logger) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
   // Ports known before the live server exists: the ingest URLs its API answers name them.

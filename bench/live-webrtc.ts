@@ -10,8 +10,9 @@
 //
 // Viewers per process: BENCH_VIEWERS (10,50,100,200) werift WHEP viewers, 100 to a child
 // process, opened ten at a time; once all are connected, all processes measure over WINDOW_MS:
-// this process's CPU (the live server: forwarding, SRTP, and the ladder's one ffmpeg, which is
-// a child of its own and not counted), the children's, and each viewer's received RTP bytes
+// this process's CPU (the live server: forwarding and SRTP on its viewer threads, as many as
+// LIVE_VIEWER_THREADS in the environment says, one per core unless set, 0 for the main thread
+// alone; not the ladder's one ffmpeg, a child of its own), the children's, and each viewer's received RTP bytes
 // against what the publisher sends: the bytes the server took in meanwhile, or as many as it took
 // in without viewers if more (a server too busy to read its socket loses the publisher's packets,
 // and its viewers' shares of what little got in would read full). A viewer keeps up when it
