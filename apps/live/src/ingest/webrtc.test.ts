@@ -1,7 +1,7 @@
-import { RtpHeader, RtpPacket } from 'werift';
+import { RTCPeerConnection, RtpHeader, RtpPacket } from 'werift';
 import { dePacketizeRtpPackets } from 'werift/nonstandard';
 import { describe, expect, it } from 'vitest';
-import { webmCodecsByPayloadType, withIdrMarked } from './webrtc.ts';
+import { peerTransport, webmCodecsByPayloadType, withIdrMarked } from './webrtc.ts';
 
 /** One RTP packet carrying SPS, PPS and an IDR slice aggregated (STAP-A, RFC 6184 5.7.1). */
 function stapAKeyframe(): RtpPacket {
@@ -49,5 +49,21 @@ describe('the video codecs of an answer', () => {
       [97, 'MPEG4/ISO/AVC'],
       [98, 'VP8'],
     ]);
+  });
+});
+
+describe('our peer connections', () => {
+  it('ask no STUN server (werift fell back to the Google one, patched out)', async () => {
+    const pc = new RTCPeerConnection(peerTransport({ additionalHostAddresses: [] }));
+    try {
+      pc.addTransceiver('video', { direction: 'sendonly' });
+      await pc.setLocalDescription(await pc.createOffer());
+      const connection = pc.dtlsTransports[0]!.iceTransport.connection as unknown as { stunServer?: unknown };
+      expect(connection.stunServer).toBeUndefined();
+      expect(pc.localDescription!.sdp).toContain('typ host');
+      expect(pc.localDescription!.sdp).not.toContain('typ srflx');
+    } finally {
+      await pc.close();
+    }
   });
 });

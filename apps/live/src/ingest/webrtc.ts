@@ -50,6 +50,10 @@ export function peerTransport(ice: IceSettings) {
     // machine) need it. Behind NAT the host's public address is announced as well.
     iceAdditionalHostAddresses: ['127.0.0.1', ...ice.additionalHostAddresses],
     ...(ice.portRange ? { icePortRange: ice.portRange } : {}),
+    // No STUN: werift's default asks Google's server (a DNS lookup and a binding request per
+    // connection, up to 5 s of gathering where either goes unanswered); the host's public address
+    // comes from LIVE_ICE_ADDRESSES instead. Needs the werift patch, which drops its own fallback.
+    iceServers: [],
     bundlePolicy: 'max-bundle' as const,
   };
 }
