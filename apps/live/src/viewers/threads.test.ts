@@ -1,4 +1,4 @@
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -9,7 +9,7 @@ import {
   RtpPacket,
   useH264,
 } from 'werift';
-import { Broadcast, ViewerThreads } from './threads.ts';
+import { Broadcast, ViewerThread, ViewerThreads } from './threads.ts';
 
 const H264 = new RTCRtpCodecParameters({
   mimeType: 'video/H264',
@@ -80,15 +80,45 @@ describe('ViewerThreads', () => {
 
     const first = await connectViewer(threads, broadcast);
     await expect.poll(first.received, { timeout: 5_000 }).toBeGreaterThan(5);
-    expect(threads.viewerCount).toBe(1);
 
     await workers[0]!.terminate();
     await expect(first.viewer.ended).resolves.toBe('closed');
-    expect(threads.viewerCount).toBe(0);
 
     const second = await connectViewer(threads, broadcast);
     expect(workers).toHaveLength(2);
     expect(second.thread).not.toBe(first.thread);
     await expect.poll(second.received, { timeout: 5_000 }).toBeGreaterThan(5);
+  });
+});
+
+describe('ViewerThread', () => {
+  it('sends a thread that stops taking packets no more than its backlog allows', async () => {
+    const options = {
+      threads: 1,
+      maxLoad: 1,
+      loadWindowMs: 60_000,
+      settings: { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 },
+    };
+    const { port1, port2 } = new MessageChannel();
+    const thread = new ViewerThread(
+      port1,
+      performance.eventLoopUtilization,
+      options,
+      new ViewerThreads(options, pino({ level: 'silent' }), () => {}),
+    );
+    cleanups.push(async () => {
+      thread.fail(new Error('done'));
+      port1.close();
+    });
+    const packet = Buffer.alloc(1_200);
+    for (let sent = 0; sent < 3_000; sent++) thread.postPacket('b', 'video', packet);
+    let received = 0;
+    port2.on('message', () => void received++);
+    await expect.poll(() => received).toBe(2_048);
+    // The thread took 64: that many more go.
+    port2.postMessage({ type: 'taken' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let sent = 0; sent < 100; sent++) thread.postPacket('b', 'video', packet);
+    await expect.poll(() => received).toBe(2_048 + 64);
   });
 });

@@ -8,6 +8,7 @@ import type { PublishedMedia, SoraOffer } from '../ingest/webrtc.ts';
 import { LoadGuard } from './load-guard.ts';
 import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 import {
+  PACKETS_TAKEN_EVERY,
   serveViewers,
   type Candidate,
   type FromViewerThread,
@@ -18,6 +19,18 @@ import {
 
 /** Viewers joining or losing pictures ask the publisher for a keyframe at most this often. */
 const KEYFRAME_REQUEST_MS = 500;
+/**
+ * RTP packets posted to a thread and not yet taken, past which it is sent no more until it
+ * catches up (about 4 s of a 4 Mbit/s stream): a thread that stalls must not queue the
+ * publisher's packets without end, as its UDP sockets' buffers never did. Its viewers see the
+ * loss, and resume at a keyframe.
+ */
+const MAX_PACKET_BACKLOG = 2_048;
+/**
+ * A call the thread has not answered in this long fails (an answer's ICE gathering waits 5 s at
+ * most): a stuck thread must not hold a WHEP request, a Sora socket or the process's close.
+ */
+const CALL_TIMEOUT_MS = 15_000;
 
 /**
  * The worker entry. In a bundle (scripts/build.mjs) this URL names the entry's own bundle;
@@ -141,6 +154,8 @@ export class ViewerThread {
   private readonly watching = new Map<string, number>();
   private readonly calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private nextCall = 0;
+  /** RTP packets posted and not yet taken (the thread says every PACKETS_TAKEN_EVERY). */
+  private packetBacklog = 0;
 
   constructor(
     private readonly port: ThreadPort,
@@ -179,13 +194,40 @@ export class ViewerThread {
     argument: ViewerCalls[M]['argument'],
   ): Promise<ViewerCalls[M]['result']> {
     const call = this.nextCall++;
-    const answered = new Promise<unknown>((resolve, reject) => this.calls.set(call, { resolve, reject }));
+    const answered = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.calls.delete(call);
+        reject(new Error(`the viewer thread did not answer ${method} in time`));
+      }, CALL_TIMEOUT_MS);
+      timer.unref();
+      const settled = () => clearTimeout(timer);
+      this.calls.set(call, {
+        resolve: (result) => {
+          settled();
+          resolve(result);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      });
+    });
     this.post({ type: 'call', call, viewer, method, argument });
     return answered as Promise<ViewerCalls[M]['result']>;
   }
 
-  post(message: ToViewerThread, transfer?: ArrayBuffer[]): void {
-    this.port.postMessage(message, transfer);
+  post(message: ToViewerThread): void {
+    this.port.postMessage(message);
+  }
+
+  /** One RTP packet, unless the thread is too far behind taking them (a copy of its own, moved). */
+  postPacket(broadcast: string, kind: 'video' | 'audio', bytes: Buffer): void {
+    if (this.packetBacklog >= MAX_PACKET_BACKLOG) return;
+    this.packetBacklog++;
+    const copy = new Uint8Array(bytes);
+    this.port.postMessage({ type: 'rtp', broadcast, kind, bytes: copy } satisfies ToViewerThread, [
+      copy.buffer,
+    ]);
   }
 
   /** Ends the `count` newest viewers: the thread stays saturated, every viewer would fall behind. */
@@ -208,6 +250,9 @@ export class ViewerThread {
       }
       case 'ended':
         this.viewers.get(message.viewer)?.end(message.why);
+        break;
+      case 'taken':
+        this.packetBacklog = Math.max(0, this.packetBacklog - PACKETS_TAKEN_EVERY);
         break;
       case 'keyframe':
         this.pool.broadcasts.get(message.broadcast)?.requestKeyframe();
@@ -267,21 +312,13 @@ export class ViewerThreads {
     return Math.max(0, ...this.threads.map((thread) => thread.guard.load));
   }
 
-  get viewerCount(): number {
-    let count = 0;
-    for (const thread of this.threads) count += thread.viewers.size;
-    return count;
-  }
-
   /** One packet of a broadcast's track, to every thread with viewers of it. */
   forward(broadcastId: string, kind: 'video' | 'audio', packet: RtpPacket): void {
     let bytes: Buffer | undefined;
     for (const thread of this.threads) {
       if (!thread.watches(broadcastId)) continue;
       bytes ??= packet.serialize();
-      // A copy of its own per thread, moved there rather than cloned.
-      const copy = new Uint8Array(bytes);
-      thread.post({ type: 'rtp', broadcast: broadcastId, kind, bytes: copy }, [copy.buffer]);
+      thread.postPacket(broadcastId, kind, bytes);
     }
   }
 

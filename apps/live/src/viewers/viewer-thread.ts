@@ -3,6 +3,9 @@ import { PublishError } from '../ingest/ingest.ts';
 import type { IceSettings, SoraOffer } from '../ingest/webrtc.ts';
 import { ForwardedMedia, WebRtcViewer, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 
+/** The thread tells the main thread it took this many more RTP packets (threads.ts bounds its backlog). */
+export const PACKETS_TAKEN_EVERY = 64;
+
 export interface ViewerThreadSettings {
   ice: IceSettings;
   iceGatheringTimeoutMs: number;
@@ -39,6 +42,8 @@ export type FromViewerThread =
   | { type: 'ended'; viewer: string; why: ViewerEnd }
   /** A viewer asks for a keyframe (joining, or its decoder lost pictures). */
   | { type: 'keyframe'; broadcast: string }
+  /** PACKETS_TAKEN_EVERY more RTP packets taken off the port. */
+  | { type: 'taken' }
   | { type: 'warn'; viewer: string; message: string; error: string };
 
 /**
@@ -51,6 +56,7 @@ export function serveViewers(port: MessagePort, settings: ViewerThreadSettings):
   const media = new Map<string, { forwarded: ForwardedMedia; viewers: number }>();
   const viewers = new Map<string, WebRtcViewer>();
   const send = (message: FromViewerThread) => port.postMessage(message);
+  let packetsTaken = 0;
 
   const open = (id: string, description: BroadcastDescription) => {
     let entry = media.get(description.id);
@@ -94,6 +100,7 @@ export function serveViewers(port: MessagePort, settings: ViewerThreadSettings):
     if (message.type === 'rtp') {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength);
       media.get(message.broadcast)?.forwarded.forward(message.kind, bytes);
+      if (++packetsTaken % PACKETS_TAKEN_EVERY === 0) send({ type: 'taken' });
     } else if (message.type === 'open') {
       open(message.viewer, message.broadcast);
     } else {
