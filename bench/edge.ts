@@ -133,7 +133,10 @@ async function startPeer(
   probePath: string,
 ): Promise<{ port: number; process: ChildProcess }> {
   const port = portBase();
-  const child = spawn(process.execPath, [fileURLToPath(new URL(`peers/${script}`, import.meta.url))], {
+  // BENCH_PEER_NODE_ARGS: flags for the peers' node, as BENCH_EDGE_NODE_ARGS for the edge's.
+  const nodeArgs = process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const scriptPath = fileURLToPath(new URL(`peers/${script}`, import.meta.url));
+  const child = spawn(process.execPath, [...nodeArgs, scriptPath], {
     env: {
       ...process.env,
       ...env,

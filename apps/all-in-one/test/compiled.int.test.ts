@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { API_VERSION } from '@ukiyo/contract';
@@ -17,6 +18,17 @@ const databaseUrl = inject('testDatabaseUrl');
 // A first start migrates a fresh database: on a busy machine it takes up to the minute that
 // AppProcess.ready waits, more than the suite's default test timeout.
 const STARTING_MS = 75_000;
+/** The console's own dependencies (jobs, mail, sign-in, its HTTP app), none of the edge's. */
+const CONSOLE_ONLY = [
+  'pg-boss',
+  'nodemailer',
+  '@node-rs/argon2',
+  'otpauth',
+  'qrcode',
+  'rate-limiter-flexible',
+  'hono',
+  '@hono/node-server',
+];
 
 describe('compiled entries', () => {
   let app: AppProcess;
@@ -71,6 +83,13 @@ describe('compiled entries', () => {
     },
     STARTING_MS,
   );
+
+  it('leaves the console out of the edge, whose every garbage collection marks what it loaded', () => {
+    const bundle = readFileSync(join(ROOT, 'dist/edge.js'), 'utf8');
+    const packages = [...bundle.matchAll(/(?:from|import)\s*\(?\s*"([^".][^"]*)"/g)].map(([, name]) => name);
+    expect(packages).toContain('sharp');
+    for (const name of CONSOLE_ONLY) expect(packages, name).not.toContain(name);
+  });
 
   it('runs the bundled WebRTC viewer thread, which answers a viewer offer', async () => {
     const worker = new Worker(join(ROOT, 'dist/live-viewers.js'), {

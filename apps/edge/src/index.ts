@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiyo/server';
+import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiyo/server/runtime';
 import type { Registry } from 'prom-client';
 import sharp from 'sharp';
 import { DiskCache } from './cache/disk-cache.ts';

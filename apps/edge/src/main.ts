@@ -5,15 +5,15 @@
 import cluster from 'node:cluster';
 import {
   createLogger,
-  createServerDeps,
   drainServer,
   Health,
   listen,
   loadConfig,
   onShutdown,
+  openProcessDeps,
   processRegistry,
   startOps,
-} from '@ukiyo/server';
+} from '@ukiyo/server/runtime';
 import { createEdge } from './index.ts';
 import { answerPrimary, superviseWorkers } from './workers.ts';
 
@@ -23,7 +23,8 @@ if (config.EDGE_WORKERS > 1 && cluster.isPrimary) await superviseWorkers(config,
 else await serve();
 
 async function serve(): Promise<void> {
-  const { deps, database } = await createServerDeps(config, { log });
+  // Nothing of the console's own set-up (its jobs, the first administrator).
+  const { deps, database } = await openProcessDeps(config, log, async () => {});
   const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
   const edge = await createEdge(deps);
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { USAGE_COUNTERS, type UsageCounter } from '@ukiyo/server';
+import { USAGE_COUNTERS, type UsageCounter } from '@ukiyo/server/runtime';
 import type { Logger } from 'pino';
 import type { Db } from './types.ts';
 

@@ -1,12 +1,3 @@
-import type { Config, ServerDeps } from '@ukiyo/server';
-import type { Logger } from 'pino';
-
-export type Db = ServerDeps['db'];
-export type SecretBox = ServerDeps['secrets'];
-
-export interface EdgeDeps {
-  config: Config;
-  db: Db;
-  secrets: SecretBox;
-  log: Logger;
-}
+export type { Db, SecretBox } from '@ukiyo/server/runtime';
+/** The edge needs nothing of the console's beyond what every process has. */
+export type { ProcessDeps as EdgeDeps } from '@ukiyo/server/runtime';

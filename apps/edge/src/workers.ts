@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from '@ukiyo/server';
-import { Health, onShutdown, startOps } from '@ukiyo/server';
+import type { Config } from '@ukiyo/server/runtime';
+import { Health, onShutdown, startOps } from '@ukiyo/server/runtime';
 import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 

@@ -8,7 +8,7 @@ import { createServerApp } from './http/app.ts';
 import { countedHandler, drainServer } from './http/drain.ts';
 import { databaseCheck, diskCheck, type Health } from './http/health.ts';
 import type { ServerDeps } from './operations/context.ts';
-import type { BootstrappedAdmin } from './services/bootstrap.ts';
+import type { BootstrappedAdmin } from './services/administrator.ts';
 
 const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist', import.meta.url));
 const SESSION_SWEEP_MS = 10 * 60_000;

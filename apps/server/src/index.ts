@@ -1,37 +1,27 @@
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SessionStore } from './auth/session-store.ts';
 import { RateLimits } from './auth/rate-limits.ts';
 import type { Config } from './config.ts';
-import { keyBesideDatabase, SecretBox } from './crypto/secret-box.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { Invalidations } from './services/invalidations.ts';
 import { OriginLists } from './services/origin-lists.ts';
 import { Mailer } from './mail/mailer.ts';
-import { openDatabase, type DatabaseHandle } from './db/database.ts';
-import { migrateToLatest, withStartupLock } from './db/migrate.ts';
-import { createLogger } from './logger.ts';
-import {
-  bootstrapAdministrator,
-  ensureDemoOrganization,
-  ensureGuestPreviewOrigin,
-  type BootstrappedAdmin,
-} from './services/bootstrap.ts';
+import { bootstrapAdministrator, type BootstrappedAdmin } from './services/administrator.ts';
+import { ensureDemoOrganization } from './services/bootstrap.ts';
 import type { ServerDeps } from './operations/context.ts';
+import type { DatabaseHandle } from './db/database.ts';
+import { createLogger, openProcessDeps } from './runtime.ts';
 
-export { loadConfig, type Config } from './config.ts';
+// What every process shares; the edge imports it alone (@ukiyo/server/runtime).
+export * from './runtime.ts';
 // The all-in-one entry (apps/all-in-one) composes the console server with the edge and live.
 export { consoleBanner, startConsoleServer } from './console-server.ts';
 export { createServerApp } from './http/app.ts';
-export { drainServer } from './http/drain.ts';
-export { databaseCheck, diskCheck, Health, redisCheck, type HealthCheck } from './http/health.ts';
 export { createOpsServer } from './http/ops.ts';
 // The SDK (packages/sdk) generates its types from this document.
 export { openApiDocument } from './http/openapi.ts';
-export { USAGE_COUNTERS, type UsageCounter } from './db/tables.ts';
-export { createLogger } from './logger.ts';
-export { listen, onShutdown, processRegistry, startOps } from './process.ts';
-export { bootstrapAdministrator, ensureDemoOrganization } from './services/bootstrap.ts';
+export { bootstrapAdministrator } from './services/administrator.ts';
+export { ensureDemoOrganization } from './services/bootstrap.ts';
 export type { ServerDeps } from './operations/context.ts';
 // What the live app shares with the console: API tokens and their limits, channel records.
 export type { TokenPrincipal } from './auth/api-tokens.ts';
@@ -64,30 +54,25 @@ export async function createServerDeps(
   config: Config,
   options: { log?: Logger; seed?: boolean } = {},
 ): Promise<{ deps: ServerDeps; database: DatabaseHandle; admin?: BootstrappedAdmin }> {
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const log = options.log ?? createLogger(config, 'server');
-  const jobs = new JobQueue(database.db, log);
-  const admin = await withStartupLock(database, async () => {
-    await migrateToLatest(database.db);
+  const {
+    deps: base,
+    database,
+    prepared: { jobs, admin },
+  } = await openProcessDeps(config, log, async (db) => {
+    const jobs = new JobQueue(db, log);
     await jobs.start();
-    // Reference data every installation has, like its schema: the guest preview's origin.
-    await ensureGuestPreviewOrigin(database.db, config);
-    if (!options.seed) return undefined;
-    if (config.DEMO) await ensureDemoOrganization(database.db, config);
-    return bootstrapAdministrator(database.db, config);
+    if (!options.seed) return { jobs, admin: undefined };
+    if (config.DEMO) await ensureDemoOrganization(db, config);
+    return { jobs, admin: await bootstrapAdministrator(db, config) };
   });
-  if (keyBesideDatabase(config))
-    log.warn(
-      { path: join(config.DATA_DIR, 'secret.key') },
-      'SECRET_KEY is unset: the generated key sits beside the embedded database, so a copy of DATA_DIR opens every sealed secret; set SECRET_KEY and keep it elsewhere',
-    );
   const invalidations = new Invalidations(
     config.REDIS_URL
       ? { redisUrl: config.REDIS_URL, log, timeoutMs: config.CACHE_CALL_TIMEOUT_MS }
       : undefined,
   );
   const sessions = new SessionStore(
-    database.db,
+    base.db,
     {
       idleMs: config.SESSION_IDLE_MINUTES * 60_000,
       absoluteMs: config.SESSION_ABSOLUTE_HOURS * 3_600_000,
@@ -96,16 +81,13 @@ export async function createServerDeps(
     invalidations,
   );
   const deps: ServerDeps = {
-    config,
-    db: database.db,
+    ...base,
     sessions,
     invalidations,
     originLists: new OriginLists(invalidations),
     limits: new RateLimits({ redisUrl: config.REDIS_URL, log }),
-    secrets: SecretBox.load({ secretKey: config.SECRET_KEY, dataDir: config.DATA_DIR }),
-    mailer: new Mailer(database.db, jobs, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
+    mailer: new Mailer(base.db, jobs, { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM }, log),
     jobs,
-    log,
   };
   return { deps, database, admin };
 }
