@@ -13,6 +13,7 @@ import { EdgeMetrics } from './metrics.ts';
 import { HttpFetcher } from './origins/http.ts';
 import { OriginRegistry } from './origins/registry.ts';
 import { S3Fetcher } from './origins/s3.ts';
+import { s3Sdk } from './origins/s3-sdk.ts';
 import { EdgeHandler } from './server.ts';
 import type { EdgeDeps } from './types.ts';
 import { WorkerPriority } from './worker-priority.ts';
@@ -193,7 +194,9 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     cacheSize: () => cache.size,
     redisConnected: () => (fanOut?.connected ? 1 : 0),
   });
-  const shared = options.sharedTier ? new SharedTier(options.sharedTier, metrics, log) : undefined;
+  const shared = options.sharedTier
+    ? new SharedTier(await s3Sdk(), options.sharedTier, metrics, log)
+    : undefined;
   const health = new Health({
     cache: diskCheck(options.cacheDir, options.minFreeDiskBytes),
     // The edge serves from its loaded origins and its cache while these are away.

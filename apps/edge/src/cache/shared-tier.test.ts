@@ -3,7 +3,10 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EdgeMetrics } from '../metrics.ts';
 import { DiskCache } from './disk-cache.ts';
+import { s3Sdk } from '../origins/s3-sdk.ts';
 import { SharedTier, type SharedTierOptions } from './shared-tier.ts';
+
+const sdk = await s3Sdk();
 
 const metrics = () =>
   new EdgeMetrics({
@@ -36,9 +39,11 @@ describe('SharedTier', () => {
   it('mirrors the disk layout under the prefix, so a purge is a prefix of keys', () => {
     const id = DiskCache.idOf(7, '/images/a.jpg', 'w=100||digest');
     const log = pino({ level: 'silent' });
-    expect(new SharedTier(options(), metrics(), log).keyOf(id)).toBe(id);
-    expect(new SharedTier(options({ prefix: 'fleet-a' }), metrics(), log).keyOf(id)).toBe(`fleet-a/${id}`);
-    expect(new SharedTier(options({ prefix: 'x/results/' }), metrics(), log).keyOf(id)).toBe(
+    expect(new SharedTier(sdk, options(), metrics(), log).keyOf(id)).toBe(id);
+    expect(new SharedTier(sdk, options({ prefix: 'fleet-a' }), metrics(), log).keyOf(id)).toBe(
+      `fleet-a/${id}`,
+    );
+    expect(new SharedTier(sdk, options({ prefix: 'x/results/' }), metrics(), log).keyOf(id)).toBe(
       `x/results/${id}`,
     );
     // Origin 7's image directory: `7/{32 hex}/`, never a prefix of origin 70's keys.
@@ -53,6 +58,7 @@ describe('SharedTier', () => {
     const port = (silent.address() as { port: number }).port;
     const edgeMetrics = metrics();
     const tier = new SharedTier(
+      sdk,
       options({ endpoint: `http://127.0.0.1:${port}` }),
       edgeMetrics,
       pino({ level: 'silent' }),

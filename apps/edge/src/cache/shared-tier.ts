@@ -1,15 +1,9 @@
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EdgeMetrics } from '../metrics.ts';
 import { readLimited } from '../origins/errors.ts';
+import type { S3Sdk } from '../origins/s3-sdk.ts';
 import {
   decodeMeta,
   decodeVariant,
@@ -61,13 +55,15 @@ export class SharedTier {
   private readonly prefix: string;
   private writing = 0;
 
+  /** `sdk`: from s3Sdk(), loaded only when a shared tier is configured. */
   constructor(
+    private readonly sdk: S3Sdk,
     private readonly options: SharedTierOptions,
     private readonly metrics: EdgeMetrics,
     private readonly log: Logger,
   ) {
     this.prefix = options.prefix && !options.prefix.endsWith('/') ? `${options.prefix}/` : options.prefix;
-    this.client = new S3Client({
+    this.client = new sdk.S3Client({
       region: options.region || 'us-east-1',
       ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
       ...(options.accessKeyId
@@ -95,7 +91,7 @@ export class SharedTier {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       const output = await this.client.send(
-        new GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(id) }),
+        new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(id) }),
         { abortSignal: signal },
       );
       const body = output.Body as Readable;
@@ -111,7 +107,7 @@ export class SharedTier {
       this.metrics.sharedLookups.inc({ result: decoded ? 'expired' : 'error' });
       return undefined;
     } catch (error) {
-      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) {
+      if (error instanceof this.sdk.S3ServiceException && error.$metadata.httpStatusCode === 404) {
         this.metrics.sharedLookups.inc({ result: 'miss' });
         return undefined;
       }
@@ -131,7 +127,7 @@ export class SharedTier {
     this.writing++;
     this.client
       .send(
-        new PutObjectCommand({
+        new this.sdk.PutObjectCommand({
           Bucket: this.options.bucket,
           Key: this.keyOf(id),
           Body: Buffer.concat(encodeVariant(meta, data)),
@@ -183,7 +179,11 @@ export class SharedTier {
   /** The image path in one object's meta; undefined when unknown (an older or unreadable object). */
   private async imagePathOf(key: string): Promise<string | undefined> {
     const output = await this.client.send(
-      new GetObjectCommand({ Bucket: this.options.bucket, Key: key, Range: `bytes=0-${HEAD_BYTES - 1}` }),
+      new this.sdk.GetObjectCommand({
+        Bucket: this.options.bucket,
+        Key: key,
+        Range: `bytes=0-${HEAD_BYTES - 1}`,
+      }),
       { abortSignal: AbortSignal.timeout(WRITE_TIMEOUT_MS) },
     );
     const head = await readLimited(
@@ -200,7 +200,7 @@ export class SharedTier {
     let token: string | undefined;
     do {
       const listed = await this.client.send(
-        new ListObjectsV2Command({
+        new this.sdk.ListObjectsV2Command({
           Bucket: this.options.bucket,
           Prefix: this.keyOf(prefix),
           MaxKeys: PAGE,
@@ -217,7 +217,7 @@ export class SharedTier {
     return this.eachPage(prefix, async (keys) => {
       if (keys.length === 0) return;
       const deleted = await this.client.send(
-        new DeleteObjectsCommand({
+        new this.sdk.DeleteObjectsCommand({
           Bucket: this.options.bucket,
           Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
         }),

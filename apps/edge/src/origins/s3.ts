@@ -1,4 +1,4 @@
-import { GetObjectCommand, HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import {
   OriginError,
@@ -7,6 +7,7 @@ import {
   type OriginLimits,
   type OriginProbe,
 } from './errors.ts';
+import { s3Sdk } from './s3-sdk.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
 
 export interface S3OriginConfig {
@@ -51,6 +52,7 @@ export class S3Fetcher {
         expires: output.ExpiresString ?? null,
       };
     } catch (error) {
+      const { S3ServiceException } = await s3Sdk();
       if (error instanceof S3ServiceException && !signal.aborted) {
         const status = error.$metadata.httpStatusCode;
         if (error.name === 'NoSuchKey' || status === 404)
@@ -71,9 +73,9 @@ export class S3Fetcher {
     try {
       if (this.keyOf(config, path) === '') {
         if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
-        await this.client(config).send(new HeadBucketCommand({ Bucket: config.bucket }), {
-          abortSignal: signal,
-        });
+        const { HeadBucketCommand } = await s3Sdk();
+        const client = await this.client(config);
+        await client.send(new HeadBucketCommand({ Bucket: config.bucket }), { abortSignal: signal });
         return { status: 200, contentType: null, bytes: 0, truncated: false };
       }
       const output = await this.getObject(config, path, signal);
@@ -94,6 +96,7 @@ export class S3Fetcher {
         truncated: bytes >= maxBytes,
       };
     } catch (error) {
+      const { S3ServiceException } = await s3Sdk();
       // The service's refusal is its answer (403 AccessDenied, 404 NoSuchKey or NoSuchBucket).
       if (error instanceof S3ServiceException && !signal.aborted && error.$metadata.httpStatusCode)
         return { status: error.$metadata.httpStatusCode, contentType: null, bytes: 0, truncated: false };
@@ -106,14 +109,13 @@ export class S3Fetcher {
     return prefix ? `${prefix}${path}` : path.slice(1);
   }
 
-  private getObject(config: S3OriginConfig, path: string, signal: AbortSignal) {
+  private async getObject(config: S3OriginConfig, path: string, signal: AbortSignal) {
     if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
-    return this.client(config).send(
-      new GetObjectCommand({ Bucket: config.bucket, Key: this.keyOf(config, path) }),
-      {
-        abortSignal: signal,
-      },
-    );
+    const { GetObjectCommand } = await s3Sdk();
+    const client = await this.client(config);
+    return client.send(new GetObjectCommand({ Bucket: config.bucket, Key: this.keyOf(config, path) }), {
+      abortSignal: signal,
+    });
   }
 
   close(): void {
@@ -123,7 +125,8 @@ export class S3Fetcher {
     this.agents.https.destroy();
   }
 
-  private client(config: S3OriginConfig): S3Client {
+  private async client(config: S3OriginConfig): Promise<S3Client> {
+    const { S3Client } = await s3Sdk();
     const id = JSON.stringify([config.accessKeyID, config.secretAccessKey, config.endPoint, config.region]);
     let client = this.clients.get(id);
     if (!client) {
