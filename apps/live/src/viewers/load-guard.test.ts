@@ -72,6 +72,21 @@ describe('LoadGuard', () => {
     guard.close();
   });
 
+  it('lets viewers of an idle thread at most double per window, not in unbounded', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    expect(admitted()).toBe(20);
+    // Twenty viewers of a publisher that has not started: they cost nothing yet, which says
+    // nothing of what they will cost.
+    window(0);
+    expect(admitted()).toBe(20);
+    window(10);
+    expect(admitted()).toBe(40);
+    // Once the stream runs, the estimate takes over: 80 viewers at 0.4, room for 170.
+    window(400);
+    expect(admitted()).toBe(90);
+    guard.close();
+  });
+
   it('frees the room of viewers that left', () => {
     const { guard, window, admitted } = guarded(0.85);
     admitted(10);

@@ -4,6 +4,11 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 const FEW_VIEWERS = 5;
 /** Viewers admitted in a window while what one costs is not known yet. */
 const JOINS_WITHOUT_ESTIMATE = 20;
+/**
+ * Below this utilization a window shows too little work to tell what a viewer costs: viewers of
+ * a publisher that paused (or has not started) cost nearly nothing until it sends again.
+ */
+const TOO_IDLE_TO_TELL = 0.05;
 /** A thread this busy is behind: its sockets' queues fill and drop the publisher's packets. */
 const STARVING = 0.97;
 /**
@@ -27,7 +32,8 @@ const SHED_SHARE = 0.1;
  * work charged to them (an over-estimate, so that admission errs toward room). The next window
  * admits only as many more as that cost leaves room for under `max`: a burst of viewers joining
  * at once is not all let in before the load they bring shows. While there are too few viewers
- * to tell, a window admits JOINS_WITHOUT_ESTIMATE.
+ * to tell, or the thread too idle (TOO_IDLE_TO_TELL), a window admits as many as it holds, and
+ * at least JOINS_WITHOUT_ESTIMATE.
  *
  * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
  * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
@@ -119,7 +125,10 @@ export class LoadGuard {
       this.shed(Math.ceil(this.viewers * SHED_SHARE));
     }
     if (starving || this.utilization > this.max) this.allowance = 0;
-    else if (averageViewers < FEW_VIEWERS) this.allowance = JOINS_WITHOUT_ESTIMATE;
+    else if (averageViewers < FEW_VIEWERS || this.utilization < TOO_IDLE_TO_TELL)
+      // Without an estimate the viewers at most double per window (twenty at first): a crowd
+      // waiting for a broadcast to start is let in within a few windows, not all at once.
+      this.allowance = Math.max(JOINS_WITHOUT_ESTIMATE, this.viewers);
     else {
       const perViewer = this.utilization / averageViewers;
       this.allowance = Math.floor(this.max / perViewer) - this.viewers;
