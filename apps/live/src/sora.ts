@@ -6,7 +6,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { addressOf, authorizePublisher } from '@ukiyo/server';
 import type { LiveCore } from './core.ts';
 import { PublishError } from './ingest/ingest.ts';
-import type { VideoCodec } from './ingest/webrtc.ts';
+import type { Candidate, VideoCodec } from './ingest/webrtc.ts';
 import type { LiveDeps } from './types.ts';
 
 export interface SoraTimings {
@@ -66,7 +66,7 @@ export function mountSoraSignaling(
 
 /** The peer a signaling connection negotiates: a publisher's ingest or a viewer. */
 interface SoraPeer {
-  addCandidate(candidate: { candidate: string; sdpMid?: string; sdpMLineIndex?: number }): Promise<void>;
+  addCandidate(candidate: Candidate): Promise<void>;
   offer(): Promise<{ sdp: string; mid: { video: string; audio?: string } }>;
   accept(answer: string): Promise<void>;
 }

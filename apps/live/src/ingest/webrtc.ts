@@ -85,6 +85,13 @@ export interface PublishedMedia {
   requestKeyframe(): void;
 }
 
+/** A trickled ICE candidate (Sora signaling's `candidate` message), as werift takes it. */
+export interface Candidate {
+  candidate: string;
+  sdpMid?: string;
+  sdpMLineIndex?: number;
+}
+
 /** A server offer for Sora signaling, with the mids of its sections as Sora's offer names them. */
 export interface SoraOffer {
   sdp: string;
@@ -290,11 +297,7 @@ export class WebRtcIngest implements Ingest {
   }
 
   /** A trickled candidate of the publisher (Sora signaling's `candidate` message). */
-  async addCandidate(candidate: {
-    candidate: string;
-    sdpMid?: string;
-    sdpMLineIndex?: number;
-  }): Promise<void> {
+  async addCandidate(candidate: Candidate): Promise<void> {
     await this.pc?.addIceCandidate(candidate).catch(() => {
       // An unusable candidate costs the publisher that path only; ICE goes on with the others.
     });

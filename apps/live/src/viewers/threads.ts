@@ -4,13 +4,12 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { MediaStreamTrack, RtpPacket } from 'werift';
 import { PublishError } from '../ingest/ingest.ts';
-import type { PublishedMedia, SoraOffer } from '../ingest/webrtc.ts';
+import type { Candidate, PublishedMedia, SoraOffer } from '../ingest/webrtc.ts';
 import { LoadGuard } from './load-guard.ts';
 import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 import {
   PACKETS_TAKEN_EVERY,
   serveViewers,
-  type Candidate,
   type FromViewerThread,
   type ToViewerThread,
   type ViewerCalls,

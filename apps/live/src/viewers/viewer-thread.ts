@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { PublishError } from '../ingest/ingest.ts';
-import type { IceSettings, SoraOffer } from '../ingest/webrtc.ts';
+import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
 import { ForwardedMedia, WebRtcViewer, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 
 /** The thread tells the main thread it took this many more RTP packets (threads.ts bounds its backlog). */
@@ -9,13 +9,6 @@ export const PACKETS_TAKEN_EVERY = 64;
 export interface ViewerThreadSettings {
   ice: IceSettings;
   iceGatheringTimeoutMs: number;
-}
-
-/** A trickled ICE candidate of a viewer (Sora signaling's `candidate` message). */
-export interface Candidate {
-  candidate: string;
-  sdpMid?: string;
-  sdpMLineIndex?: number;
 }
 
 /** An operation on one viewer, run in its thread, and what it answers. */

@@ -15,6 +15,7 @@ import {
   bundledCredentials,
   iceGathered,
   peerTransport,
+  type Candidate,
   type IceSettings,
   type SoraOffer,
 } from '../ingest/webrtc.ts';
@@ -239,11 +240,7 @@ export class WebRtcViewer {
   }
 
   /** A trickled candidate of the viewer (Sora signaling's `candidate` message). */
-  async addCandidate(candidate: {
-    candidate: string;
-    sdpMid?: string;
-    sdpMLineIndex?: number;
-  }): Promise<void> {
+  async addCandidate(candidate: Candidate): Promise<void> {
     await this.pc?.addIceCandidate(candidate).catch(() => {
       // An unusable candidate costs the viewer that path only.
     });
