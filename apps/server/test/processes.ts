@@ -20,11 +20,18 @@ const EPHEMERAL_LOW = Number(
   readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0] ?? 32768,
 );
 const PORTS_FROM = 20_000;
+/**
+ * The next port to try, in turn through the range from a random start: no port is handed out
+ * twice by one test process (until the range wraps). Picked at random, two processes started
+ * together (compiled.int.test.ts's all-in-one and edge) could each be handed the same port that
+ * was free for both, and the later to listen failed (EADDRINUSE).
+ */
+let nextPort = Math.floor(Math.random() * (EPHEMERAL_LOW - PORTS_FROM));
 
-/** A port below the ephemeral range that `bind` finds free now (a few tries at random ones). */
+/** A port below the ephemeral range that `bind` finds free now, never one handed out before. */
 async function unusedPort(bind: (port: number) => Promise<void>): Promise<number> {
   for (let attempt = 0; ; attempt++) {
-    const port = PORTS_FROM + Math.floor(Math.random() * (EPHEMERAL_LOW - PORTS_FROM));
+    const port = PORTS_FROM + (nextPort++ % (EPHEMERAL_LOW - PORTS_FROM));
     try {
       await bind(port);
       return port;
