@@ -2,34 +2,37 @@
 // (2.5 Mbit/s, 1 s segments, 0.4 s parts), published by the werift test publisher of
 // bench/live.ts (1280x720 H.264 whose frames carry their own time as a 20-bit strip).
 //
-// Glass-to-glass: hls.js (node_modules/hls.js, lowLatencyMode) in Debian's Chromium plays the
-// channel; every 100 ms the page draws the frame the video element holds onto a canvas and reads
-// the strip back (headless Chromium composites no video, so requestVideoFrameCallback is rare).
-// Latency is that moment minus the moment the frame was made (the publisher's first RTP packet is
-// frame time 0), over BENCH_SECONDS (20) of playback.
+// Viewers: BENCH_VIEWERS (500,1000,2000) LL-HLS clients (live-llhls-clients.ts), 500 to a child
+// process, as hls.js does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`),
+// then every part it lacks (several when they came out together), each client with its own
+// User-Agent (the per-client cap is 8 waiting requests) and its own keep-alive connection. The
+// clients write their requests on raw sockets and read only the status and Content-Length of
+// each answer (and the playlist's text, parsed once per version): Node's HTTP client cost
+// several times what the server spends per answer, so the clients gave out first. A client
+// keeps up when it received at least 90 % of the parts made while it watched; the live
+// process's CPU (this process: HTTP serving from memory), beyond what it spends without
+// viewers (the publisher's ingest), and the clients' are measured over the same window. The
+// clients share the machine's cores with the server, the encoder and the publisher: the count
+// that keeps up is a floor for the server alone; the server's CPU per answered request
+// (playlist or part) and per viewer-second say what it alone would hold (a viewer asks about
+// five times a second: two and a half parts, as many reloads).
 //
-// Viewers: BENCH_VIEWERS (500,1000,2000) LL-HLS clients, 500 to a child process, as hls.js
-// does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`), then that part,
-// each client with its own User-Agent (the per-client cap is 8 waiting requests) and its own
-// keep-alive connection. The clients write their requests on raw sockets and read only the
-// status and Content-Length of each answer (and the playlist's text, parsed once per version):
-// Node's HTTP client cost several times what the server spends per answer, so the clients gave
-// out first. A client keeps up when it received at least 90 % of the parts made while it watched;
-// the live process's CPU (this process: HTTP serving from memory) and the clients' are measured
-// over the same window. The clients share the machine's cores with the server, the encoder and
-// the publisher: the count that keeps up is a floor for the server alone; the server's CPU per
-// answered request (playlist or part) says what it alone would hold (a viewer asks about six a
-// second: three parts, three reloads).
+// Glass-to-glass, measured last: hls.js (node_modules/hls.js) configured as the console's
+// channel screen configures it (HLS_PLAYER_CONFIG) in Debian's Chromium plays the channel; every 100 ms the page draws the frame the video element holds
+// onto a canvas and reads the strip back (headless Chromium composites no video, so
+// requestVideoFrameCallback is rare). Latency is that moment minus the moment the frame was
+// made (the publisher's first RTP packet is frame time 0), over BENCH_SECONDS (20) of playback.
+// hls.js moves its target latency back a second at each stall, so `hlsJsStalls` goes with it.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createConnection, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
+import { HLS_PLAYER_CONFIG } from '../apps/console/src/features/channel/hls-player.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { report, round2 } from './lib.ts';
+import type { ClientsReport, ClientsTask } from './live-llhls-clients.ts';
 import { BITS, childMode, frameTime, startLiveBench, startTimedPublisher } from './live-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -46,9 +49,13 @@ const HLS_JS = fileURLToPath(new URL('../node_modules/hls.js/dist/hls.min.js', i
 const PAGE = `<!doctype html><video muted playsinline style="width:1280px;height:720px"></video>
 <script src="/hls.js"></script><script>
 window.frames720 = [];
+window.stalls = 0;
 window.watch = (url) => {
   const video = document.querySelector('video');
-  const hls = new Hls({ lowLatencyMode: true });
+  const hls = new Hls(${JSON.stringify(HLS_PLAYER_CONFIG)});
+  hls.on(Hls.Events.ERROR, (event, data) => {
+    if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR) window.stalls++;
+  });
   hls.loadSource(url);
   hls.attachMedia(video);
   video.play();
@@ -69,7 +76,10 @@ window.watch = (url) => {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Glass-to-glass of hls.js in Chromium: latencies (ms) of the frames shown, and hls.js's own latency. */
+/**
+ * Glass-to-glass of hls.js in Chromium: latencies (ms) of the frames shown, hls.js's own
+ * latency, and its stalls from the start.
+ */
 async function glassToGlass(media: string, zero: number) {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
@@ -87,15 +97,18 @@ async function glassToGlass(media: string, zero: number) {
     await page.waitForTimeout(5_000);
     await page.evaluate(() => ((globalThis as unknown as { frames720: unknown[] }).frames720.length = 0));
     await page.waitForTimeout(SECONDS * 1000);
-    const frames = await page.evaluate(
-      () =>
-        (globalThis as unknown as { frames720: { shownAt: number; ms: number; latency: number }[] })
-          .frames720,
-    );
+    const { frames, stalls } = await page.evaluate(() => {
+      const watched = globalThis as unknown as {
+        frames720: { shownAt: number; ms: number; latency: number }[];
+        stalls: number;
+      };
+      return { frames: watched.frames720, stalls: watched.stalls };
+    });
     if (frames.length === 0) throw new Error('hls.js showed no frame');
     return {
       latencies: frames.map((frame) => frame.shownAt - (zero + frame.ms)),
       hlsJsLatencyMs: median(frames.map((frame) => frame.latency * 1000)),
+      stalls,
     };
   } finally {
     await browser.close();
@@ -147,15 +160,17 @@ const CLIENTS_PER_PROCESS = 500;
 
 /**
  * `count` LL-HLS clients in child processes of CLIENTS_PER_PROCESS; resolves how many kept up,
- * this process's cores (the server) and the children's (the load generator).
+ * this process's cores (the server) and the children's (the load generator), and the server's
+ * CPU per answer beyond the `idleCores` it spends without viewers.
  */
-async function viewers(media: string, count: number) {
+async function viewers(media: string, count: number, idleCores: number) {
   const children = Array.from({ length: Math.ceil(count / CLIENTS_PER_PROCESS) }, (_, index) => {
     const first = index * CLIENTS_PER_PROCESS;
-    return childMode(import.meta.url, '--viewers', {
+    return childMode(new URL('./live-llhls-clients.ts', import.meta.url), {
       media,
       first,
       count: Math.min(CLIENTS_PER_PROCESS, count - first),
+      windowMs: WINDOW_MS,
     } satisfies ClientsTask);
   });
   // A child takes seconds to start on a loaded machine: the clock starts when all are ready.
@@ -170,13 +185,16 @@ async function viewers(media: string, count: number) {
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
   const cpu = process.cpuUsage(cpuBefore);
   const reports = await Promise.all(reporting);
-  // The parts made while the window was open, by the numbers any client saw.
-  const made =
-    Math.max(...reports.map((report) => report.lastMade)) -
-    Math.min(...reports.map((report) => report.firstMade ?? Infinity)) +
-    1;
+  // The parts made while the window was open, by the numbers any client saw, less the first and
+  // the last: a client that asked a moment before the window opened (or after it closed) got
+  // those outside it, and would read as having missed them.
   const received = reports.flatMap((report) => report.received);
-  const ratios = received.map((parts) => parts / made);
+  const numbers = received.flat();
+  const first = numbers.reduce((low, part) => Math.min(low, part), Infinity) + 1;
+  const last = numbers.reduce((high, part) => Math.max(high, part), -Infinity) - 1;
+  const ratios = received.map(
+    (parts) => parts.filter((part) => part >= first && part <= last).length / (last - first + 1),
+  );
   const failures: Record<string, number> = {};
   for (const report of reports)
     for (const [status, times] of Object.entries(report.failures))
@@ -190,7 +208,18 @@ async function viewers(media: string, count: number) {
     serverCores: round2((cpu.user + cpu.system) / 1e3 / WINDOW_MS),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     requestsPerSecond: Math.round(requests / (WINDOW_MS / 1000)),
-    serverMicrosecondsPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, requests)),
+    serverMicrosecondsPerRequest: Math.round(
+      (cpu.user + cpu.system - idleCores * WINDOW_MS * 1e3) / Math.max(1, requests),
+    ),
+    // As the WebRTC bench counts it: the server's CPU beyond what it spends without viewers,
+    // divided by the viewers' shares of the parts summed (one that got half counts as half).
+    serverCoreMsPerFullViewerSecond: round2(
+      (((cpu.user + cpu.system) / 1e3 / WINDOW_MS - idleCores) * 1000) /
+        Math.max(
+          ratios.reduce((sum, ratio) => sum + Math.min(1, ratio), 0),
+          1e-9,
+        ),
+    ),
   };
 }
 
@@ -216,22 +245,16 @@ async function main() {
 
     const figures: Record<string, number> = {};
     const targets: Record<string, string> = {};
-    try {
-      const { latencies, hlsJsLatencyMs } = await glassToGlass(`${base}${new URL(master).pathname}`, zero);
-      figures.glassToGlassMedianMs = Math.round(median(latencies));
-      figures.glassToGlassP95Ms = Math.round(
-        [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * 0.95)]!,
-      );
-      figures.samples = latencies.length;
-      figures.hlsJsLatencyMedianMs = Math.round(hlsJsLatencyMs);
-      targets.glassToGlassMedianMs = '<= 2000';
-    } catch (error) {
-      console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
-    }
     const ages = await partAges(media, zero);
     figures.partFirstFrameAgeMedianMs = Math.round(median(ages));
+    // The publisher's ingest and the parts' gathering, with no viewer: not HLS serving.
+    const idleBefore = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+    const idle = process.cpuUsage(idleBefore);
+    const idleCores = (idle.user + idle.system) / 1e3 / WINDOW_MS;
+    figures.serverCoresWithoutViewers = round2(idleCores);
     for (const count of VIEWER_STEPS) {
-      const step = await viewers(media, count);
+      const step = await viewers(media, count, idleCores);
       figures[`viewers${count}KeptUp`] = step.keptUp;
       figures[`viewers${count}MedianShare`] = step.medianShare;
       figures[`viewers${count}Failures`] = step.failures;
@@ -241,6 +264,25 @@ async function main() {
       figures[`viewers${count}ClientCores`] = step.clientCores;
       figures[`viewers${count}RequestsPerSecond`] = step.requestsPerSecond;
       figures[`viewers${count}ServerMicrosecondsPerRequest`] = step.serverMicrosecondsPerRequest;
+      figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+    }
+    // Last: Playwright, in this process, turns on async context tracking (AsyncLocalStorage)
+    // for good, which would tax every request the viewer steps measure.
+    try {
+      const { latencies, hlsJsLatencyMs, stalls } = await glassToGlass(
+        `${base}${new URL(master).pathname}`,
+        zero,
+      );
+      figures.glassToGlassMedianMs = Math.round(median(latencies));
+      figures.glassToGlassP95Ms = Math.round(
+        [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * 0.95)]!,
+      );
+      figures.samples = latencies.length;
+      figures.hlsJsLatencyMedianMs = Math.round(hlsJsLatencyMs);
+      figures.hlsJsStalls = stalls;
+      targets.glassToGlassMedianMs = '<= 2000';
+    } catch (error) {
+      console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
     }
     targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = `>= 2000 (of ${Math.max(...VIEWER_STEPS)})`;
     report(
@@ -261,210 +303,6 @@ async function main() {
   }
 }
 
-/** A child's clients: `count` of them from the `first`. */
-interface ClientsTask {
-  media: string;
-  first: number;
-  count: number;
-}
-
-/**
- * What a child's clients received over the window: new parts per client, the 200 answers
- * (playlists and parts), the numbers of the first and last part.
- */
-interface ClientsReport {
-  received: number[];
-  answers: number;
-  firstMade: number | undefined;
-  lastMade: number;
-  failures: Record<string, number>;
-  /** The child's CPU over the window (ms). */
-  cpuMs: number;
-}
-
-/**
- * One client's keep-alive HTTP/1.1 connection on a raw socket: a request at a time, as a
- * player's reload and part follow each other. It reads the status line and Content-Length only,
- * keeping the body when asked (playlists) and counting it otherwise (parts): Node's HTTP client
- * costs several times what the server spends on an answer, and would be what the bench measured.
- */
-class Connection {
-  private socket: Socket | undefined;
-  /** Answers the current socket gave: a reused connection the server closed is retried. */
-  private answered = 0;
-  private head: Buffer = Buffer.alloc(0);
-  private body: Buffer[] = [];
-  private remaining = -1;
-  private status = 0;
-  private pending:
-    | { request: string; keep: boolean; resolve: (answer: { status: number; body: Buffer }) => void }
-    | undefined;
-
-  constructor(
-    private readonly port: number,
-    private readonly userAgent: string,
-  ) {}
-
-  get(path: string, keep: boolean) {
-    return new Promise<{ status: number; body: Buffer }>((resolve) => {
-      const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: ${this.userAgent}\r\n\r\n`;
-      this.pending = { request, keep, resolve };
-      this.send(request);
-    });
-  }
-
-  close() {
-    this.socket?.destroy();
-  }
-
-  private send(request: string) {
-    this.socket ??= this.connect();
-    this.socket.write(request);
-  }
-
-  private connect() {
-    const socket = createConnection({ port: this.port, host: '127.0.0.1', noDelay: true });
-    this.answered = 0;
-    socket.on('data', (chunk: Buffer) => this.read(chunk));
-    // A connection gone without its answer is a failure (status 0); the next request reconnects.
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      if (this.socket !== socket) return;
-      this.socket = undefined;
-      const untouched = this.remaining < 0 && this.head.length === 0;
-      this.head = Buffer.alloc(0);
-      this.remaining = -1;
-      // As browsers do: a request on a kept-alive connection closed before any of its answer
-      // came (the server's idle timeout racing it) is sent again on a new one.
-      if (this.pending && untouched && this.answered > 0) this.send(this.pending.request);
-      else this.finish(0);
-    });
-    return socket;
-  }
-
-  private read(chunk: Buffer) {
-    if (this.remaining < 0) {
-      const head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
-      const end = head.indexOf('\r\n\r\n');
-      if (end < 0) {
-        this.head = head;
-        return;
-      }
-      this.head = Buffer.alloc(0);
-      const text = head.toString('latin1', 0, end);
-      this.status = Number(text.slice(9, 12));
-      // The live server gives every answer a Content-Length (no chunked encoding).
-      this.remaining = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? 0);
-      chunk = head.subarray(end + 4);
-    }
-    this.remaining -= chunk.length;
-    if (this.pending?.keep && chunk.length) this.body.push(chunk);
-    if (this.remaining <= 0) {
-      this.remaining = -1;
-      this.answered++;
-      this.finish(this.status);
-    }
-  }
-
-  private finish(status: number) {
-    const pending = this.pending;
-    this.pending = undefined;
-    const body = this.body.length === 1 ? this.body[0]! : Buffer.concat(this.body);
-    this.body = [];
-    pending?.resolve({ status, body });
-  }
-}
-
-/**
- * Child mode: prints `ready`, reads when the window opens (ms since the epoch) from stdin, then
- * clients `first` to `first + count - 1` reload with `_HLS_msn` / `_HLS_part` and fetch each
- * new part until WINDOW_MS after it; prints a ClientsReport.
- */
-async function runViewers({ media, first, count }: ClientsTask) {
-  process.stdout.write('ready\n');
-  const opening = await createInterface({ input: process.stdin })[Symbol.asyncIterator]().next();
-  const windowOpens = Number(opening.value);
-  const url = new URL(media);
-  const directory = url.pathname.replace(/[^/]*$/, '');
-  const partNumber = (uri: string) => Number(/part(\d+)\.m4s$/.exec(uri)?.[1]);
-  const windowCloses = windowOpens + WINDOW_MS;
-  let cpuAtOpen: NodeJS.CpuUsage | undefined;
-  setTimeout(() => (cpuAtOpen = process.cpuUsage()), windowOpens - Date.now());
-  /** Failed answers by status (0: no answer). */
-  const failures: Record<number, number> = {};
-  const failed = (status: number) => {
-    failures[status] = (failures[status] ?? 0) + 1;
-    return new Promise((resolve) => setTimeout(resolve, 100));
-  };
-  // Every client gets the same few playlist versions: each is parsed once, into what a client
-  // asks next (the newest listed part, and the blocking reload for the one after it).
-  const parsed = new Map<string, { part: string; reload: string }>();
-  const next = (text: string) => {
-    let step = parsed.get(text);
-    if (!step) {
-      if (parsed.size > 16) parsed.clear();
-      const playlist = HLS.parse(text) as HLS.types.MediaPlaylist;
-      const open = playlist.segments.at(-1)!;
-      const listed = open.parts.filter((part) => !part.hint);
-      const newest = listed.at(-1) ?? playlist.segments.at(-2)!.parts.at(-1)!;
-      step = {
-        part: `${directory}${newest.uri}`,
-        reload: `${url.pathname}?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${listed.length}`,
-      };
-      parsed.set(text, step);
-    }
-    return step;
-  };
-  let firstMade: number | undefined;
-  let lastMade = 0;
-  /** Answers (200) in the window: playlists and parts. */
-  let answers = 0;
-  const received = Array.from({ length: count }, () => 0);
-  const client = async (index: number) => {
-    const connection = new Connection(Number(url.port), `llhls-bench/${first + index}`);
-    let reload = url.pathname;
-    /** The newest part counted: a playlist answered unchanged lists it again, which is no new part. */
-    let newest = -1;
-    while (Date.now() < windowCloses) {
-      const answer = await connection.get(reload, true);
-      if (answer.status !== 200) {
-        await failed(answer.status);
-        reload = url.pathname;
-        continue;
-      }
-      const step = next(answer.body.toString('utf8'));
-      const part = await connection.get(step.part, false);
-      if (Date.now() >= windowOpens) answers += part.status === 200 ? 2 : 1;
-      const number = partNumber(step.part);
-      if (part.status === 200 && Date.now() >= windowOpens && number > newest) {
-        newest = number;
-        received[index]!++;
-        firstMade ??= number;
-        lastMade = Math.max(lastMade, number);
-      } else if (part.status !== 200) await failed(part.status);
-      reload = step.reload;
-    }
-    connection.close();
-  };
-  await Promise.all(received.map((_, index) => client(index)));
-  const cpu = process.cpuUsage(cpuAtOpen);
-  const report: ClientsReport = {
-    received,
-    answers,
-    firstMade,
-    lastMade,
-    failures,
-    cpuMs: (cpu.user + cpu.system) / 1e3,
-  };
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-  // stdin, still open, would keep the child running.
-  process.exit(0);
-}
-
-if (process.argv[2] === '--viewers') {
-  await runViewers(JSON.parse(process.argv[3]!) as ClientsTask);
-} else {
-  await main();
-  // The server deps' job queue keeps a supervision timer after its database is closed.
-  process.exit(0);
-}
+await main();
+// The server deps' job queue keeps a supervision timer after its database is closed.
+process.exit(0);

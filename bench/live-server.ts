@@ -136,13 +136,15 @@ export function startTimedPublisher(whipUrl: string, token: string) {
 }
 
 /**
- * The bench script `script` (its import.meta.url) run again in a child process in another mode,
- * with a JSON argument; `next` resolves its next line of stdout (its reports), stdin is the parent's.
+ * A bench's child entry `script` (a file URL) in a child process, with a JSON argument; `next`
+ * resolves its next line of stdout (its reports), stdin is the parent's.
  */
-export function childMode(script: string, mode: string, argument: unknown) {
+export function childMode(script: URL, argument: unknown) {
+  // BENCH_CHILD_NODE_ARGS: flags for the children's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+  const nodeArgs = process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(script), mode, JSON.stringify(argument)],
+    [...nodeArgs, '--import', 'tsx', fileURLToPath(script), JSON.stringify(argument)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout });
@@ -151,7 +153,7 @@ export function childMode(script: string, mode: string, argument: unknown) {
   const next = () =>
     new Promise<string>((resolve, reject) => {
       lines.once('line', resolve);
-      lines.once('close', () => reject(new Error(`${mode} ended (exit code ${child.exitCode})`)));
+      lines.once('close', () => reject(new Error(`${script.pathname} ended (exit code ${child.exitCode})`)));
     });
   return { process: child, next };
 }

@@ -17,18 +17,17 @@
 // in without viewers if more (a server too busy to read its socket loses the publisher's packets,
 // and its viewers' shares of what little got in would read full). A viewer keeps up when it
 // received at least 90 % of them. A viewer counts the SRTP packets its ICE connection receives
-// without decrypting them (runViewers): werift decrypting for every viewer cost about what the
+// without decrypting them (live-webrtc-viewers.ts): werift decrypting for every viewer cost about what the
 // server spends encrypting, so the viewers saturated the machine first. They still share its 2
 // cores with the server and the publisher: the count that keeps up is a floor for the server
 // alone. A viewer the server refuses for want of room (503) tries again once after Retry-After;
 // `Connected` counts the viewers the server took.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { ProtectionProfileAeadAes128Gcm, RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { report, round2 } from './lib.ts';
 import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
+import type { ViewersTask } from './live-webrtc-viewers.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,50,100,200').split(',').map(Number);
@@ -121,10 +120,10 @@ interface Idle {
 
 async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, idle: Idle) {
   const children = Array.from({ length: Math.ceil(count / VIEWERS_PER_PROCESS) }, (_, index) =>
-    childMode(import.meta.url, '--viewers', {
+    childMode(new URL('./live-webrtc-viewers.ts', import.meta.url), {
       whepUrl,
       count: Math.min(VIEWERS_PER_PROCESS, count - index * VIEWERS_PER_PROCESS),
-    }),
+    } satisfies ViewersTask),
   );
   const connected = (
     await Promise.all(
@@ -241,96 +240,6 @@ async function measure(
   }
 }
 
-/** The SRTP authentication tag's length (bytes) under the DTLS transport's profile. */
-function tagLength(pc: RTCPeerConnection): number {
-  const session = pc.dtlsTransports[0]!.srtp as unknown as { config: { profile: number } };
-  return session.config.profile === ProtectionProfileAeadAes128Gcm ? 16 : 10;
-}
-
-/** The private part of werift's ICE connection this bench reads: the event its data goes through. */
-interface IceData {
-  onData: { execute(data: Buffer): void };
-}
-
-/**
- * Child mode: `count` werift WHEP viewers, opened a few at a time; prints `{connected}` once
- * all are, counts from the parent's `start`, and on its `report` prints each viewer's RTP bytes
- * received since.
- *
- * Once a viewer's connection is up, the SRTP packets its ICE connection receives are counted
- * (their RTP header and payload: the length less the authentication tag) and dropped
- * undecrypted; DTLS and SRTCP go on to werift, and STUN (the server's consent checks) never
- * leaves ICE. Counted where every candidate pair's data meets (the connection's onData), not at
- * one pair's socket: the pair the viewer nominated need not be the one the server sends on. So a
- * viewer costs about a socket read per packet, not the AES that would make the viewers saturate
- * the machine before the server. What such a viewer does not send: receiver reports (the server
- * then never sees loss above its congestion threshold), NACKs and PLIs (it detects no loss).
- */
-async function runViewers({ whepUrl, count }: { whepUrl: string; count: number }) {
-  const received = Array.from({ length: count }, () => 0);
-  const peers: RTCPeerConnection[] = [];
-  const open = async (index: number) => {
-    const pc = new RTCPeerConnection({
-      codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
-      iceAdditionalHostAddresses: ['127.0.0.1'],
-      bundlePolicy: 'max-bundle',
-    });
-    peers.push(pc);
-    pc.addTransceiver('video', { direction: 'recvonly' });
-    pc.addTransceiver('audio', { direction: 'recvonly' });
-    await pc.setLocalDescription(await pc.createOffer());
-    const offer = () =>
-      fetch(whepUrl, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/sdp' },
-        body: pc.localDescription!.sdp,
-      });
-    let answer = await offer();
-    // A server with no room now says when to come back (503, Retry-After): once, as a player would.
-    if (answer.status === 503) {
-      const seconds = Number(answer.headers.get('retry-after') ?? 0);
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-      answer = await offer();
-    }
-    if (answer.status !== 201) return false;
-    await pc.setRemoteDescription({ type: 'answer', sdp: await answer.text() });
-    await pc.connectionStateChange.watch((state) => state === 'connected', 20_000);
-    const tag = tagLength(pc);
-    const data = (pc.dtlsTransports[0]!.iceTransport.connection as unknown as IceData).onData;
-    const passOn = data.execute.bind(data);
-    data.execute = (packet) => {
-      // RTP (RFC 7983: first byte 128 to 191) but not RTCP (payload types 192 to 223, RFC 5761).
-      if (packet[0]! >> 6 === 2 && (packet[1]! < 192 || packet[1]! > 223))
-        received[index]! += packet.length - tag;
-      else passOn(packet);
-    };
-    return true;
-  };
-  let connected = 0;
-  for (let start = 0; start < count; start += 10) {
-    const batch = received
-      .slice(start, start + 10)
-      .map((_, offset) => open(start + offset).catch(() => false));
-    connected += (await Promise.all(batch)).filter(Boolean).length;
-  }
-  // Every viewer starts at the publisher's next keyframe (every 2 s).
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
-  process.stdout.write(`${JSON.stringify({ connected })}\n`);
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  await lines.next(); // start
-  received.fill(0);
-  const cpuBefore = process.cpuUsage();
-  await lines.next(); // report
-  const cpu = process.cpuUsage(cpuBefore);
-  process.stdout.write(`${JSON.stringify({ received, cpuMs: (cpu.user + cpu.system) / 1e3 })}\n`);
-  await Promise.all(peers.map((pc) => pc.close()));
-  process.exit(0);
-}
-
-if (process.argv[2] === '--viewers') {
-  await runViewers(JSON.parse(process.argv[3]!) as { whepUrl: string; count: number });
-} else {
-  await main();
-  // The server deps' job queue keeps polling its closed database: nothing else is left to end.
-  process.exit(0);
-}
+await main();
+// The server deps' job queue keeps polling its closed database: nothing else is left to end.
+process.exit(0);

@@ -13,6 +13,7 @@ import { CopyButton } from '@/components/copy-button.tsx';
 import { ApiError } from '@/lib/api-client.ts';
 import { useApiErrorHandler } from '@/lib/api-errors.ts';
 import { publishCredential } from '@/features/channel/api/channel-api.ts';
+import { HLS_PLAYER_CONFIG } from '@/features/channel/hls-player.ts';
 import { WhipError, WhipPublisher, testPatternStream } from '@/features/channel/whip-publisher.ts';
 import type { ChannelView } from './channel-types.ts';
 import { LivePanel, PlayerVideo } from './live-panel.tsx';
@@ -247,9 +248,7 @@ function Player({ url }: { url: string | null }) {
     void import('hls.js').then(({ default: Hls }) => {
       if (cancelled) return;
       if (Hls.isSupported()) {
-        // After a stall (a busy decoder, a late part) hls.js plays a little faster until it is
-        // back at its distance from the live edge, instead of staying behind for good.
-        const hls = new Hls({ lowLatencyMode: true, liveSyncDurationCount: 2, maxLiveSyncPlaybackRate: 1.5 });
+        const hls = new Hls(HLS_PLAYER_CONFIG);
         hls.on(Hls.Events.ERROR, (_event, data) => {
           if (data.fatal) setFailed(true);
         });
