@@ -26,9 +26,17 @@ export interface ClientsReport {
   cpuMs: number;
 }
 
+/** An answer as a client reads it. */
+interface Answer {
+  status: number;
+  body: Buffer;
+  retryAfterSeconds: number | undefined;
+}
+
 /**
  * One client's keep-alive HTTP/1.1 connection on a raw socket: a request at a time, as a
- * player's reload and part follow each other. It reads the status line and Content-Length only,
+ * player's reload and part follow each other. It reads the status line, Content-Length and
+ * Retry-After only,
  * keeping the body when asked (playlists) and counting it otherwise (parts): Node's HTTP client
  * costs several times what the server spends on an answer, and would be what the bench measured.
  */
@@ -40,9 +48,8 @@ class Connection {
   private body: Buffer[] = [];
   private remaining = -1;
   private status = 0;
-  private pending:
-    | { request: string; keep: boolean; resolve: (answer: { status: number; body: Buffer }) => void }
-    | undefined;
+  private retryAfterSeconds: number | undefined;
+  private pending: { request: string; keep: boolean; resolve: (answer: Answer) => void } | undefined;
 
   constructor(
     private readonly port: number,
@@ -50,7 +57,7 @@ class Connection {
   ) {}
 
   get(path: string, keep: boolean) {
-    return new Promise<{ status: number; body: Buffer }>((resolve) => {
+    return new Promise<Answer>((resolve) => {
       const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: ${this.userAgent}\r\n\r\n`;
       this.pending = { request, keep, resolve };
       this.send(request);
@@ -97,6 +104,8 @@ class Connection {
       this.head = Buffer.alloc(0);
       const text = head.toString('latin1', 0, end);
       this.status = Number(text.slice(9, 12));
+      const retryAfter = /\r\nretry-after: *(\d+)/i.exec(text)?.[1];
+      this.retryAfterSeconds = retryAfter === undefined ? undefined : Number(retryAfter);
       // The live server gives every answer a Content-Length (no chunked encoding).
       this.remaining = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? 0);
       chunk = head.subarray(end + 4);
@@ -115,7 +124,8 @@ class Connection {
     this.pending = undefined;
     const body = this.body.length === 1 ? this.body[0]! : Buffer.concat(this.body);
     this.body = [];
-    pending?.resolve({ status, body });
+    // A connection gone without an answer says nothing of when to come back.
+    pending?.resolve({ status, body, retryAfterSeconds: status ? this.retryAfterSeconds : undefined });
   }
 }
 
@@ -136,9 +146,10 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
   setTimeout(() => (cpuAtOpen = process.cpuUsage()), windowOpens - Date.now());
   /** Failed answers by status (0: no answer). */
   const failures: Record<number, number> = {};
-  const failed = (status: number) => {
+  // As a polite player: again after Retry-After when the server says when, else soon.
+  const failed = ({ status, retryAfterSeconds }: Answer) => {
     failures[status] = (failures[status] ?? 0) + 1;
-    return new Promise((resolve) => setTimeout(resolve, 100));
+    return new Promise((resolve) => setTimeout(resolve, retryAfterSeconds ? retryAfterSeconds * 1000 : 100));
   };
   // Every client gets the same few playlist versions: each is parsed once, into what a client
   // asks next (the parts listed, oldest first, and the blocking reload for the one after them).
@@ -172,7 +183,7 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
     while (Date.now() < windowCloses) {
       const answer = await connection.get(reload, true);
       if (answer.status !== 200) {
-        await failed(answer.status);
+        await failed(answer);
         reload = url.pathname;
         continue;
       }
@@ -184,7 +195,7 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
       for (const { path, number } of wanted) {
         const part = await connection.get(path, false);
         if (part.status !== 200) {
-          await failed(part.status);
+          await failed(part);
           // Fallen so far behind that the part is gone: on from the newest part, as a player would.
           newest = -1;
           break;

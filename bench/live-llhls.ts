@@ -1,28 +1,30 @@
-// Low-Latency HLS (issue 16): one live process, one channel of one 720p30 rendition
-// (2.5 Mbit/s, 1 s segments, 0.4 s parts), published by the werift test publisher of
-// bench/live.ts (1280x720 H.264 whose frames carry their own time as a 20-bit strip).
+// Low-Latency HLS (issue 16): one live process, one channel of one 720p30 rendition (2.5 Mbit/s, 1
+// s segments, 0.4 s parts), published by the werift test publisher of bench/live.ts (1280x720 H.264
+// whose frames carry their own time as a 20-bit strip).
 //
 // Viewers: BENCH_VIEWERS (500,1000,2000) LL-HLS clients (live-llhls-clients.ts), 500 to a child
-// process, as hls.js does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`),
-// then every part it lacks (several when they came out together), each client with its own
-// User-Agent (the per-client cap is 8 waiting requests) and its own keep-alive connection. The
-// clients write their requests on raw sockets and read only the status and Content-Length of
-// each answer (and the playlist's text, parsed once per version): Node's HTTP client cost
-// several times what the server spends per answer, so the clients gave out first. A client
-// keeps up when it received at least 90 % of the parts made while it watched; the live
-// process's CPU (this process: HTTP serving from memory), beyond what it spends without
-// viewers (the publisher's ingest), and the clients' are measured over the same window. The
-// clients share the machine's cores with the server, the encoder and the publisher: the count
-// that keeps up is a floor for the server alone; the server's CPU per answered request
-// (playlist or part) and per viewer-second say what it alone would hold (a viewer asks about
-// five times a second: two and a half parts, as many reloads).
+// process, as hls.js does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`), then
+// every part it lacks (several when they came out together), each client with its own User-Agent
+// (the per-client cap is 8 waiting requests) and its own keep-alive connection. The clients write
+// their requests on raw sockets and read only the status, Content-Length and Retry-After of each
+// answer (and the playlist's text, parsed once per version): Node's HTTP client cost several times
+// what the server spends per answer, so the clients gave out first. A client keeps up when it
+// received at least 90 % of the parts made while it watched, and counts as admitted when it
+// received any (the live process answers the clients it has no room for 503, and they ask again
+// after Retry-After). The live process's CPU (this process: HTTP serving from memory), beyond what
+// it spends without viewers (the publisher's ingest), and the clients' are measured over the same
+// window. The clients share the machine's cores with the server, the encoder and the publisher: the
+// count that keeps up is a floor for the server alone; the server's CPU per answered request
+// (playlist or part) and per viewer-second say what it alone would hold (a viewer asks about five
+// times a second: two and a half parts, as many reloads).
 //
-// Glass-to-glass, measured last: hls.js (node_modules/hls.js) configured as the console's
-// channel screen configures it (HLS_PLAYER_CONFIG) in Debian's Chromium plays the channel; every 100 ms the page draws the frame the video element holds
-// onto a canvas and reads the strip back (headless Chromium composites no video, so
-// requestVideoFrameCallback is rare). Latency is that moment minus the moment the frame was
-// made (the publisher's first RTP packet is frame time 0), over BENCH_SECONDS (20) of playback.
-// hls.js moves its target latency back a second at each stall, so `hlsJsStalls` goes with it.
+// Glass-to-glass, measured last: hls.js (node_modules/hls.js), configured as the console's channel
+// screen configures it (HLS_PLAYER_CONFIG), plays the channel in Debian's Chromium; every 100 ms
+// the page draws the frame the video element holds onto a canvas and reads the strip back (headless
+// Chromium composites no video, so requestVideoFrameCallback is rare). Latency is that moment minus
+// the moment the frame was made (the publisher's first RTP packet is frame time 0), over
+// BENCH_SECONDS (20) of playback. hls.js moves its target latency back a second at each stall, so
+// `hlsJsStalls` goes with it.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -37,8 +39,11 @@ import { BITS, childMode, frameTime, startLiveBench, startTimedPublisher } from 
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '500,1000,2000').split(',').map(Number);
-/** Clients start over this long before their window opens (their first blocking reloads). */
-const WARMUP_MS = 4_000;
+/**
+ * Clients start this long before their window opens: their first blocking reloads, and the live
+ * process's admission letting a crowd in as fast as it finds room (a few 1 s windows).
+ */
+const WARMUP_MS = 10_000;
 const WINDOW_MS = 8_000;
 const KEEPS_UP = 0.9;
 const PARTS_AGED = 8;
@@ -201,6 +206,7 @@ async function viewers(media: string, count: number, idleCores: number) {
       failures[status] = (failures[status] ?? 0) + times;
   const requests = reports.reduce((sum, report) => sum + report.answers, 0);
   return {
+    admitted: received.filter((parts) => parts.length > 0).length,
     keptUp: ratios.filter((ratio) => ratio >= KEEPS_UP).length,
     medianShare: round2(median(ratios)),
     failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
@@ -255,6 +261,7 @@ async function main() {
     figures.serverCoresWithoutViewers = round2(idleCores);
     for (const count of VIEWER_STEPS) {
       const step = await viewers(media, count, idleCores);
+      figures[`viewers${count}Admitted`] = step.admitted;
       figures[`viewers${count}KeptUp`] = step.keptUp;
       figures[`viewers${count}MedianShare`] = step.medianShare;
       figures[`viewers${count}Failures`] = step.failures;

@@ -9,12 +9,17 @@ import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
+import type { HlsAdmission } from './viewers/hls-admission.ts';
 import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
 const PLAYLIST = 'application/vnd.apple.mpegurl';
 /** Marks a request passed on by a peer live process: answered from local files only (no loops). */
 const PEER_HEADER = 'x-ukiyo-live-peer';
+/** The viewer (address and user agent, URI-encoded) a peer passed a request on for. */
+const CLIENT_HEADER = 'x-ukiyo-live-client';
+/** How soon a client the live process has no room for may ask again. */
+const RETRY_AFTER_SECONDS = 2;
 const PEER_TIMEOUT_MS = 5_000;
 /** A blocking request waits at most three target durations (RFC 8216bis 6.2.5.2), 10 s segments at most. */
 const MAX_BLOCKING_MS = 3 * 10_000;
@@ -52,6 +57,10 @@ function text(status: number, message: string): Answer {
 }
 
 const NOT_FOUND = text(404, 'not found');
+const NO_ROOM: Answer = {
+  ...text(503, 'this live server has no room for another HLS viewer now; try again shortly'),
+  headers: { ...HEADERS.text, 'Retry-After': String(RETRY_AFTER_SECONDS) },
+};
 /** As the app's onError answers. */
 const INTERNAL_ERROR: Answer = {
   status: 500,
@@ -123,6 +132,19 @@ function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number)
   });
 }
 
+/**
+ * The client of a request: `own` (its address and user agent as this process sees them), or for
+ * a request a peer passed on, the viewer the peer names.
+ */
+function clientOf(own: string, fromPeerProcess: boolean, named: string | undefined): string {
+  if (!fromPeerProcess || named === undefined) return own;
+  try {
+    return decodeURIComponent(named);
+  } catch {
+    return own;
+  }
+}
+
 /** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
 function directive(value: string | undefined): number | undefined | null {
   if (value === undefined) return undefined;
@@ -136,6 +158,11 @@ function directive(value: string | undefined): number | undefined | null {
  * the path), so it is cached long. Every answer from this process's files counts as HLS
  * delivery of the channel. With several live processes, a request for a channel published
  * elsewhere is passed on to the process holding it (LIVE_INTERNAL_URL), which counts it.
+ *
+ * The process holding the channel answers every request of its viewers on this thread, so it
+ * admits them (`admission`, viewers/hls-admission.ts): a client it has no room for is answered
+ * 503 with Retry-After, whichever process it asked (a peer names the viewer it passes a request
+ * on for).
  *
  * Unencrypted channels' media playlists are Low-Latency HLS from memory (hls/ll-hls.ts):
  * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
@@ -155,12 +182,13 @@ export function mountHls(
     usage: LiveUsage;
     metrics: LiveMetrics;
     viewers: ViewerTracker;
+    admission: HlsAdmission;
     playbackKeys: PlaybackKeys;
     config: Config;
     log: Logger;
   },
 ): HlsFastPath {
-  const { core, usage, metrics, viewers, playbackKeys, config, log } = deps;
+  const { core, usage, metrics, viewers, admission, playbackKeys, config, log } = deps;
   // Set before the answer is made, so that it is made with them (set after, Hono makes it again).
   app.use('/hls/*', async (c, next) => {
     for (const [name, value] of Object.entries(CROSS_ORIGIN)) c.header(name, value);
@@ -296,17 +324,18 @@ export function mountHls(
   const fromPeer = async (
     channelId: string,
     path: string,
+    client: string,
     blocking: boolean,
   ): Promise<Answer | undefined> => {
     const peer = await core.peerOf(channelId);
     if (!peer) return undefined;
     try {
       const answer = await fetch(`${peer}${path}`, {
-        headers: { [PEER_HEADER]: '1' },
+        headers: { [PEER_HEADER]: '1', [CLIENT_HEADER]: encodeURIComponent(client) },
         signal: AbortSignal.timeout(PEER_TIMEOUT_MS + (blocking ? MAX_BLOCKING_MS : 0)),
       });
       const headers: Record<string, string> = { ...CROSS_ORIGIN };
-      for (const name of ['content-type', 'cache-control']) {
+      for (const name of ['content-type', 'cache-control', 'retry-after']) {
         const value = answer.headers.get(name);
         if (value) headers[name] = value;
       }
@@ -322,11 +351,16 @@ export function mountHls(
     const started = performance.now();
     const { channelId, file, client, fromPeerProcess } = request;
     let source: Source = 'local';
-    let answer = await local(channelId, request.connectionId, file, client, request.query);
+    // Admitted by the process serving the channel, whichever process the viewer asked.
+    const refused = core.served(channelId) !== undefined && !admission.admit(`${channelId}\n${client}`);
+    if (refused) metrics.hlsRefused.inc();
+    let answer = refused
+      ? NO_ROOM
+      : await local(channelId, request.connectionId, file, client, request.query);
     if (!answer && !fromPeerProcess) {
       source = 'peer';
       // Every LL-HLS request may wait there (blocking reloads, the hinted part).
-      answer = await fromPeer(channelId, request.target(), !file.endsWith('.ts'));
+      answer = await fromPeer(channelId, request.target(), client, !file.endsWith('.ts'));
     }
     answer ??= NOT_FOUND;
     const playlist = file.endsWith('.m3u8');
@@ -345,13 +379,18 @@ export function mountHls(
   };
 
   app.get(`/hls/:channel{${CHANNEL}}/:connection{${CHANNEL}}/:file{${FILE}}`, async (c) => {
+    const fromPeerProcess = c.req.header(PEER_HEADER) !== undefined;
     const answer = await serve({
       channelId: c.req.param('channel'),
       connectionId: c.req.param('connection'),
       file: c.req.param('file'),
-      client: `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`,
+      client: clientOf(
+        `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`,
+        fromPeerProcess,
+        c.req.header(CLIENT_HEADER),
+      ),
       query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') },
-      fromPeerProcess: c.req.header(PEER_HEADER) !== undefined,
+      fromPeerProcess,
       target: () => `${c.req.path}${new URL(c.req.url).search}`,
     });
     return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200, { ...answer.headers });
@@ -367,13 +406,18 @@ export function mountHls(
     // Node joins repeated headers into one string (set-cookie aside), as Fetch's Headers do.
     const forwardedFor = headers['x-forwarded-for'] as string | undefined;
     const address = addressOf(forwardedFor, req.socket.remoteAddress, config);
+    const fromPeerProcess = headers[PEER_HEADER] !== undefined;
     serve({
       channelId,
       connectionId,
       file,
-      client: `${address} ${headers['user-agent'] ?? ''}`,
+      client: clientOf(
+        `${address} ${headers['user-agent'] ?? ''}`,
+        fromPeerProcess,
+        headers[CLIENT_HEADER] as string | undefined,
+      ),
       query: { msn: query?.get('_HLS_msn') ?? undefined, part: query?.get('_HLS_part') ?? undefined },
-      fromPeerProcess: headers[PEER_HEADER] !== undefined,
+      fromPeerProcess,
       target: () => url,
     }).then(
       (answer) => send(res, answer),

@@ -81,6 +81,18 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
+  readonly hlsRefused = new Counter({
+    name: 'ukiyo_live_hls_requests_refused_total',
+    help: 'HLS requests answered 503 because their client was not admitted (the thread answering HLS above LIVE_MAX_EVENT_LOOP_UTILIZATION)',
+    registers: [this.registry],
+  });
+
+  readonly hlsShed = new Counter({
+    name: 'ukiyo_live_hls_viewers_shed_total',
+    help: 'HLS clients no longer admitted, the newest first, because the thread answering HLS stayed saturated',
+    registers: [this.registry],
+  });
+
   readonly ingestBytes = new Counter({
     name: 'ukiyo_live_ingest_bytes_total',
     help: 'Bytes of media received from publishers (RTP payloads)',

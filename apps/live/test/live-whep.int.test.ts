@@ -266,7 +266,7 @@ describe('WebRTC viewers (WHEP)', () => {
     }
   });
 
-  it('refuses new viewers (503, Retry-After) when the live process has no room for them', async () => {
+  it('refuses new viewers, WebRTC and HLS (503, Retry-After), when the live process has no room for them', async () => {
     // A limit of 0: no viewer thread has room, ever (the load guard's unit tests cover the rest).
     const busy = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
     try {
@@ -287,9 +287,20 @@ describe('WebRTC viewers (WHEP)', () => {
           error: 'this live server has no room for another WebRTC viewer now; HLS plays',
         });
       }
+      // Nor has its thread room for an HLS client of the channel, asked of it or through a peer.
+      const playlist = `/hls/${channelId}/${'0'.repeat(20)}/master.m3u8`;
+      for (const at of [busy, live]) {
+        const refused = await fetch(`${at.baseUrl}${playlist}`);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('2');
+        expect(await refused.text()).toBe(
+          'this live server has no room for another HLS viewer now; try again shortly',
+        );
+      }
       const metric = async (name: string) =>
         (await busy.live.metrics.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
       expect(await metric('ukiyo_live_webrtc_viewers_refused_total')).toBe(2);
+      expect(await metric('ukiyo_live_hls_requests_refused_total')).toBe(2);
       await publisher.stop();
     } finally {
       await busy.live.close();

@@ -80,8 +80,9 @@ const ConfigFields = z.object({
   LIVE_SRT_PORT: port(8890),
   /**
    * A live process's viewer thread busier than this (0 to 1, over the last 3 s) refuses new
-   * WebRTC viewers (503, Retry-After) until it is not: past it every viewer on it falls behind
-   * together. 1 takes every viewer.
+   * WebRTC viewers (503, Retry-After) until it is not, and its main thread (over the last 1 s)
+   * new HLS clients: past it every viewer on that thread falls behind together. 1 takes every
+   * viewer.
    */
   LIVE_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0.85),
   /**
