@@ -52,12 +52,12 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
     .toBeLessThan(LATENCY_BOUND_SECONDS);
   console.log(`hls.js latency behind the live edge: ${await latency.getAttribute('data-latency')} s`);
   await expect(latency).toContainText('ライブエッジから');
-  // It keeps playing in real time: six seconds later the playhead has moved on nearly as much
-  // (a loaded CI machine may stall the decoder briefly; a stopped player moves not at all).
+  // It keeps playing: the playhead moves on four seconds within twelve (a loaded 2-core CI machine
+  // stalls the decoder and the encoders now and then, two seconds in six at worst seen; a
+  // stopped player moves not at all).
   const playhead = () => player.evaluate((video: HTMLVideoElement) => video.currentTime);
   const before = await playhead();
-  await page.waitForTimeout(6000);
-  expect(await playhead()).toBeGreaterThan(before + 4);
+  await expect.poll(playhead, { timeout: 12_000 }).toBeGreaterThan(before + 4);
   // After such a stall the player catches up (faster playback) to its distance from the edge.
   await expect
     .poll(async () => Number(await latency.getAttribute('data-latency')), { timeout: 15_000 })
