@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HlsAdmission } from './hls-admission.ts';
 
 /** A load guard that admits while `room` lasts, counts who is held, and starves on demand. */
@@ -24,6 +24,10 @@ function stubGuard(room: number) {
   return guard;
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('HlsAdmission', () => {
   it('keeps serving the clients it admitted when the guard has no room for more', () => {
     const guard = stubGuard(2);
@@ -48,6 +52,19 @@ describe('HlsAdmission', () => {
     expect(guard.held).toBe(1);
     // Back after its absence, it asks like a newcomer.
     expect(admission.admit('gone', 15_002)).toBe(false);
+  });
+
+  it('forgets the quiet without a request, so that the guard counts only who still watches', () => {
+    vi.useFakeTimers();
+    const guard = stubGuard(2);
+    const admission = new HlsAdmission(guard, 15_000, () => {});
+    expect(admission.admit('watching', Date.now())).toBe(true);
+    expect(admission.admit('leaving', Date.now())).toBe(true);
+    vi.advanceTimersByTime(10_000);
+    expect(admission.admit('watching', Date.now())).toBe(true);
+    vi.advanceTimersByTime(6_000);
+    expect(guard.held).toBe(1);
+    admission.close();
   });
 
   it('sheds the newest admitted first when the guard starves, and says how many', () => {

@@ -1,5 +1,7 @@
 import type { LoadGuard } from './load-guard.ts';
 
+const SWEEP_MS = 1_000;
+
 /**
  * Which HLS clients the main thread serves. That thread answers every HLS request of the live
  * process beside the publishers' ingest, and past what it can do every viewer's reloads and parts
@@ -16,6 +18,11 @@ export class HlsAdmission {
   /** Admitted clients, ordered by their last request, with the order they were admitted in. */
   private readonly clients = new Map<string, { lastAt: number; admission: number }>();
   private admissions = 0;
+  /**
+   * Forgets the quiet without waiting for a request: the guard estimates what a client costs from
+   * how many it holds, and viewers of an ended broadcast would make that seem nothing.
+   */
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly guard: Pick<LoadGuard, 'admit' | 'left' | 'whenStarving' | 'close'>,
@@ -23,6 +30,8 @@ export class HlsAdmission {
     private readonly onShed: (count: number) => void,
   ) {
     guard.whenStarving((count) => this.shed(count));
+    this.sweeper = setInterval(() => this.forgetQuiet(Date.now()), SWEEP_MS);
+    this.sweeper.unref();
   }
 
   /** Whether a request of `client` may be served: a client admitted before, or one let in now. */
@@ -42,6 +51,7 @@ export class HlsAdmission {
   }
 
   close(): void {
+    clearInterval(this.sweeper);
     this.guard.close();
   }
 
