@@ -1,6 +1,6 @@
-// Low-Latency HLS (issue 16): one live process, one channel of one 720p30 rendition (2.5 Mbit/s, 1
-// s segments, 0.4 s parts), published by the werift test publisher of bench/live.ts (1280x720 H.264
-// whose frames carry their own time as a 20-bit strip).
+// Low-Latency HLS (issue 16): one live process, one channel of one 720p30 rendition
+// (2.5 Mbit/s, 1 s segments, 0.4 s parts), published by the werift test publisher of
+// bench/live.ts (1280x720 H.264 whose frames carry their own time as a 20-bit strip).
 //
 // Viewers: BENCH_VIEWERS (500,1000,2000) LL-HLS clients (live-llhls-clients.ts), 500 to a child
 // process, as hls.js does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`), then

@@ -17,11 +17,11 @@
 // in without viewers if more (a server too busy to read its socket loses the publisher's packets,
 // and its viewers' shares of what little got in would read full). A viewer keeps up when it
 // received at least 90 % of them. A viewer counts the SRTP packets its ICE connection receives
-// without decrypting them (live-webrtc-viewers.ts): werift decrypting for every viewer cost about what the
-// server spends encrypting, so the viewers saturated the machine first. They still share its 2
-// cores with the server and the publisher: the count that keeps up is a floor for the server
-// alone. A viewer the server refuses for want of room (503) tries again once after Retry-After;
-// `Connected` counts the viewers the server took.
+// without decrypting them (live-webrtc-viewers.ts): werift decrypting for every viewer cost about
+// what the server spends encrypting, so the viewers saturated the machine first. They still
+// share its 2 cores with the server and the publisher: the count that keeps up is a floor for
+// the server alone. A viewer the server refuses for want of room (503) tries again once after
+// Retry-After; `Connected` counts the viewers the server took.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
