@@ -36,9 +36,9 @@ interface Answer {
 /**
  * One client's keep-alive HTTP/1.1 connection on a raw socket: a request at a time, as a
  * player's reload and part follow each other. It reads the status line, Content-Length and
- * Retry-After only,
- * keeping the body when asked (playlists) and counting it otherwise (parts): Node's HTTP client
- * costs several times what the server spends on an answer, and would be what the bench measured.
+ * Retry-After only, keeping the body when asked (playlists) and counting it otherwise (parts):
+ * Node's HTTP client costs several times what the server spends on an answer, and would be what
+ * the bench measured.
  */
 class Connection {
   private socket: Socket | undefined;
@@ -130,9 +130,9 @@ class Connection {
 }
 
 /**
- * Prints `ready`, reads when the window opens (ms since the epoch) from stdin, then
- * clients `first` to `first + count - 1` reload with `_HLS_msn` / `_HLS_part` and fetch each
- * new part until `windowMs` after it; prints a ClientsReport.
+ * Prints `ready`, reads when the window opens (ms since the epoch) from stdin, then clients
+ * `first` to `first + count - 1` reload with `_HLS_msn` / `_HLS_part` and fetch each new part
+ * until `windowMs` after it; prints a ClientsReport.
  */
 async function runClients({ media, first, count, windowMs }: ClientsTask) {
   process.stdout.write('ready\n');
