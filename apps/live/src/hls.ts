@@ -18,6 +18,8 @@ const PLAYLIST = 'application/vnd.apple.mpegurl';
 const PEER_HEADER = 'x-ukiyo-live-peer';
 /** The viewer (address and user agent, URI-encoded) a peer passed a request on for. */
 const CLIENT_HEADER = 'x-ukiyo-live-client';
+/** A client's address and user agent are kept to this many characters (clientOf). */
+const MAX_CLIENT_LENGTH = 256;
 /** How soon a client the live process has no room for may ask again. */
 const RETRY_AFTER_SECONDS = 2;
 const PEER_TIMEOUT_MS = 5_000;
@@ -134,15 +136,20 @@ function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number)
 
 /**
  * The client of a request: `own` (its address and user agent as this process sees them), or for
- * a request a peer passed on, the viewer the peer names.
+ * a request a peer passed on, the viewer the peer names; at most MAX_CLIENT_LENGTH characters,
+ * since the admitted clients, the viewer counts and usage's distinct clients each keep one per
+ * client, and a user agent may be as long as the headers are.
  */
 function clientOf(own: string, fromPeerProcess: boolean, named: string | undefined): string {
-  if (!fromPeerProcess || named === undefined) return own;
-  try {
-    return decodeURIComponent(named);
-  } catch {
-    return own;
+  let client = own;
+  if (fromPeerProcess && named !== undefined) {
+    try {
+      client = decodeURIComponent(named);
+    } catch {
+      // A malformed name: the peer's own.
+    }
   }
+  return client.slice(0, MAX_CLIENT_LENGTH);
 }
 
 /** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
