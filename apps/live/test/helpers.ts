@@ -192,7 +192,8 @@ export async function firstSegmentOf(
 /**
  * Keeps this thread (which runs `live` too) busy, windows in a row with a moment between them
  * for the load guard's timer, until `live` sheds a WebRTC viewer or 10 s pass; resolves the
- * viewers shed. `live` runs with short load windows and a limit under 1 (startLive overrides).
+ * viewers shed. `live` runs with load windows of a second and a limit under 1 (startLive
+ * overrides).
  */
 export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
   const shed = async () =>
