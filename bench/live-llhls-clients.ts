@@ -20,6 +20,8 @@ export interface ClientsTask {
 export interface ClientsReport {
   /** Per client, the numbers of the parts it received in the window. */
   received: number[][];
+  /** Per client, ms from its first request to its first playlist (null: none came). */
+  firstPlaylistMs: (number | null)[];
   answers: number;
   failures: Record<string, number>;
   /** The child's CPU over the window (ms). */
@@ -175,8 +177,10 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
   /** Answers (200) in the window: playlists and parts. */
   let answers = 0;
   const received = Array.from({ length: count }, (): number[] => []);
+  const firstPlaylistMs = Array.from({ length: count }, (): number | null => null);
   const client = async (index: number) => {
     const connection = new Connection(Number(url.port), `llhls-bench/${first + index}`);
+    const startedAt = Date.now();
     let reload = url.pathname;
     /** The newest part fetched: a playlist answered unchanged lists it again, which is no new part. */
     let newest = -1;
@@ -187,6 +191,7 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
         reload = url.pathname;
         continue;
       }
+      firstPlaylistMs[index] ??= Date.now() - startedAt;
       if (Date.now() >= windowOpens) answers++;
       const step = next(answer.body.toString('utf8'));
       // As a player does: it starts at the newest part, then fetches every part after the last
@@ -213,6 +218,7 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
   const cpu = process.cpuUsage(cpuAtOpen);
   const report: ClientsReport = {
     received,
+    firstPlaylistMs,
     answers,
     failures,
     cpuMs: (cpu.user + cpu.system) / 1e3,

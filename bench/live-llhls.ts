@@ -10,13 +10,15 @@
 // answer (and the playlist's text, parsed once per version): Node's HTTP client cost several times
 // what the server spends per answer, so the clients gave out first. A client keeps up when it
 // received at least 90 % of the parts made while it watched, and counts as admitted when it
-// received any (the live process answers the clients it has no room for 503, and they ask again
-// after Retry-After). The live process's CPU (this process: HTTP serving from memory), beyond what
-// it spends without viewers (the publisher's ingest), and the clients' are measured over the same
-// window. The clients share the machine's cores with the server, the encoder and the publisher: the
-// count that keeps up is a floor for the server alone; the server's CPU per answered request
-// (playlist or part) and per viewer-second say what it alone would hold (a viewer asks about five
-// times a second: two and a half parts, as many reloads).
+// received any (a new client waits for room, and one the live process still has none for is
+// answered 503 and asks again after Retry-After); how long the clients, all starting at once,
+// waited for their first playlist is reported too. The live process's CPU (this process: HTTP
+// serving from memory), beyond what it spends without viewers (the publisher's ingest), and the
+// clients' are measured over the same window. The clients share the machine's cores with the
+// server, the encoder and the publisher: the count that keeps up is a floor for the server alone;
+// the server's CPU per answered request (playlist or part) and per viewer-second say what it
+// alone would hold (a viewer asks about five times a second: two and a half parts, as many
+// reloads).
 //
 // Glass-to-glass, measured last: hls.js (node_modules/hls.js), configured as the console's channel
 // screen configures it (HLS_PLAYER_CONFIG), plays the channel in Debian's Chromium; every 100 ms
@@ -205,8 +207,18 @@ async function viewers(media: string, count: number, idleCores: number) {
     for (const [status, times] of Object.entries(report.failures))
       failures[status] = (failures[status] ?? 0) + times;
   const requests = reports.reduce((sum, report) => sum + report.answers, 0);
+  // How long the clients, all starting at once, waited for their first playlist: admission lets
+  // a crowd in a window at a time.
+  const firstPlaylistMs = reports
+    .flatMap((report) => report.firstPlaylistMs)
+    .filter((ms): ms is number => ms !== null)
+    .sort((a, b) => a - b);
   return {
     admitted: received.filter((parts) => parts.length > 0).length,
+    firstPlaylistMedianMs: firstPlaylistMs.length ? median(firstPlaylistMs) : NaN,
+    firstPlaylistP95Ms: firstPlaylistMs.length
+      ? firstPlaylistMs[Math.floor(firstPlaylistMs.length * 0.95)]!
+      : NaN,
     keptUp: ratios.filter((ratio) => ratio >= KEEPS_UP).length,
     medianShare: round2(median(ratios)),
     failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
@@ -262,6 +274,8 @@ async function main() {
     for (const count of VIEWER_STEPS) {
       const step = await viewers(media, count, idleCores);
       figures[`viewers${count}Admitted`] = step.admitted;
+      figures[`viewers${count}FirstPlaylistMedianMs`] = step.firstPlaylistMedianMs;
+      figures[`viewers${count}FirstPlaylistP95Ms`] = step.firstPlaylistP95Ms;
       figures[`viewers${count}KeptUp`] = step.keptUp;
       figures[`viewers${count}MedianShare`] = step.medianShare;
       figures[`viewers${count}Failures`] = step.failures;

@@ -167,9 +167,9 @@ function directive(value: string | undefined): number | undefined | null {
  * elsewhere is passed on to the process holding it (LIVE_INTERNAL_URL), which counts it.
  *
  * The process holding the channel answers every request of its viewers on this thread, so it
- * admits them (`admission`, viewers/hls-admission.ts): a client it has no room for is answered
- * 503 with Retry-After, whichever process it asked (a peer names the viewer it passes a request
- * on for).
+ * admits them (`admission`, viewers/hls-admission.ts): a new client's request waits a few
+ * seconds for room, and one still without is answered 503 with Retry-After, whichever process it
+ * asked (a peer names the viewer it passes a request on for).
  *
  * Unencrypted channels' media playlists are Low-Latency HLS from memory (hls/ll-hls.ts):
  * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
@@ -359,7 +359,8 @@ export function mountHls(
     const { channelId, file, client, fromPeerProcess } = request;
     let source: Source = 'local';
     // Admitted by the process serving the channel, whichever process the viewer asked.
-    const refused = core.served(channelId) !== undefined && !admission.admit(`${channelId}\n${client}`);
+    const refused =
+      core.served(channelId) !== undefined && !(await admission.admit(`${channelId}\n${client}`));
     if (refused) metrics.hlsRefused.inc();
     let answer = refused
       ? NO_ROOM

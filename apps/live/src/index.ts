@@ -66,6 +66,11 @@ export interface LiveOptions {
    * against 616 to 891 and 586 to 801 with 1 s.
    */
   hlsLoadWindowMs: number;
+  /**
+   * A new HLS client's request waits this long for room before it is refused (503): a few of the
+   * windows above, and less than a peer waits for the process it passes a request on to.
+   */
+  hlsAdmissionWaitMs: number;
 }
 
 export interface Live {
@@ -111,6 +116,7 @@ const DEFAULTS: Omit<LiveOptions, 'dir' | 'publicUrl' | 'internalUrl'> = {
   viewerWindowMs: 15_000,
   loadWindowMs: 3_000,
   hlsLoadWindowMs: 1_000,
+  hlsAdmissionWaitMs: 3_000,
 };
 
 export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions> = {}): Promise<Live> {
@@ -144,11 +150,13 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
     eventLoopUtilization: () => viewerThreads.load,
+    hlsClientsWaiting: () => hlsAdmission.waitingCount,
   });
   // The main thread answers HLS (hls.ts): its own load admits its clients.
   const hlsAdmission = new HlsAdmission(
     new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION, options.hlsLoadWindowMs),
     options.viewerWindowMs,
+    options.hlsAdmissionWaitMs,
     (shed) => {
       metrics.hlsShed.inc(shed);
       log.warn({ shed }, 'the thread answering HLS stays saturated: shedding its newest clients');

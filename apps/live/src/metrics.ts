@@ -83,7 +83,7 @@ export class LiveMetrics {
 
   readonly hlsRefused = new Counter({
     name: 'ukiyo_live_hls_requests_refused_total',
-    help: 'HLS requests answered 503 because their client was not admitted (the thread answering HLS above LIVE_MAX_EVENT_LOOP_UTILIZATION)',
+    help: 'HLS requests answered 503 because their client was not admitted in time (the thread answering HLS above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room it leaves taken)',
     registers: [this.registry],
   });
 
@@ -104,6 +104,7 @@ export class LiveMetrics {
     viewers: () => number;
     webRtcViewers: () => number;
     eventLoopUtilization: () => number;
+    hlsClientsWaiting: () => number;
   }) {
     const gauges: Array<[name: string, help: string, read: () => number]> = [
       [
@@ -125,6 +126,11 @@ export class LiveMetrics {
         'ukiyo_live_event_loop_utilization',
         'The busiest WebRTC viewer thread of this process over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION that thread takes no new viewers',
         probes.eventLoopUtilization,
+      ],
+      [
+        'ukiyo_live_hls_clients_waiting',
+        'New HLS clients whose request waits for room on the thread answering HLS (a crowd let in a window at a time)',
+        probes.hlsClientsWaiting,
       ],
     ];
     for (const [name, help, read] of gauges) {

@@ -86,6 +86,18 @@ describe('WebRTC viewers (WHEP)', () => {
     return publisher;
   };
   const decoded = (name: string) => decodedVideo(join(dir, name));
+  /** The channel's master playlist at the live process `at`, once the API lists it. */
+  const masterPlaylist = async (channelId: string, at: LiveUnderTest = live) => {
+    const { playlist_url: playlistUrl } = await waitFor(
+      async () => {
+        const answer = await at.call(T.playlists, { channel_id: channelId }, token);
+        return (answer.body.hls as { playlist_url: string }[])[0];
+      },
+      20_000,
+      'the playlist URL',
+    );
+    return `${at.baseUrl}${new URL(playlistUrl).pathname}`;
+  };
 
   beforeAll(async () => {
     server = await testServer();
@@ -216,15 +228,7 @@ describe('WebRTC viewers (WHEP)', () => {
     await viewer.stop();
     expect(otherChannels).not.toBe(playback);
 
-    const { playlist_url: playlistUrl } = await waitFor(
-      async () => {
-        const answer = await live.call(T.playlists, { channel_id: channelId }, token);
-        return (answer.body.hls as { playlist_url: string }[])[0];
-      },
-      20_000,
-      'the playlist URL',
-    );
-    const master = `${live.baseUrl}${new URL(playlistUrl).pathname}`;
+    const master = await masterPlaylist(channelId);
     const bare = await fetch(master);
     expect(bare.status).toBe(401);
     expect(bare.headers.get('access-control-allow-origin')).toBe('*');
@@ -268,7 +272,8 @@ describe('WebRTC viewers (WHEP)', () => {
 
   it('refuses new viewers, WebRTC and HLS (503, Retry-After), when the live process has no room for them', async () => {
     // A limit of 0: no viewer thread has room, ever (the load guard's unit tests cover the rest).
-    const busy = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
+    // A new HLS client waits a moment for room before it is refused.
+    const busy = await startLive(server, { hlsAdmissionWaitMs: 200 }, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0 });
     try {
       const channelId = await createChannel();
       const publisher = await publishTo(channelId, busy);
@@ -304,6 +309,31 @@ describe('WebRTC viewers (WHEP)', () => {
       await publisher.stop();
     } finally {
       await busy.live.close();
+    }
+  });
+
+  it('lets a crowd of HLS clients larger than a load window admits in a window at a time, refusing none', async () => {
+    // A limit under 1: the first window admits 20 new clients, each later one about as many more
+    // as the thread holds while its load says little.
+    const crowded = await startLive(server, {}, { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999 });
+    try {
+      const channelId = await createChannel();
+      const publisher = await publishTo(channelId, crowded);
+      expect(publisher.status).toBe(201);
+      const master = await masterPlaylist(channelId, crowded);
+      const statuses = await Promise.all(
+        Array.from({ length: 60 }, (_, index) =>
+          fetch(master, { headers: { 'User-Agent': `player ${index}` } }).then((answer) => answer.status),
+        ),
+      );
+      expect(statuses).toEqual(Array(60).fill(200));
+      const refused = await crowded.live.metrics
+        .getSingleMetric('ukiyo_live_hls_requests_refused_total')!
+        .get();
+      expect(refused.values[0]?.value ?? 0).toBe(0);
+      await publisher.stop();
+    } finally {
+      await crowded.live.close();
     }
   });
 

@@ -1,12 +1,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HlsAdmission } from './hls-admission.ts';
 
-/** A load guard that admits while `room` lasts, counts who is held, and starves on demand. */
+const WAIT_MS = 3_000;
+
+/**
+ * A load guard that admits while `room` lasts, counts who is held, starves on demand, and closes
+ * a window when told.
+ */
 function stubGuard(room: number) {
   const guard = {
     room,
     held: 0,
     shed: (_count: number) => {},
+    closeWindow: () => {},
     admit: () => {
       if (guard.room <= 0) return false;
       guard.room--;
@@ -19,9 +25,26 @@ function stubGuard(room: number) {
     whenStarving: (shed: (count: number) => void) => {
       guard.shed = shed;
     },
+    whenWindowCloses: (listener: () => void) => {
+      guard.closeWindow = listener;
+    },
     close: () => {},
   };
   return guard;
+}
+
+/** An admission over stubGuard(room), on fake timers from the epoch. */
+function admissionWith(room: number, onShed: (count: number) => void = () => {}) {
+  vi.useFakeTimers({ now: 0 });
+  const guard = stubGuard(room);
+  return { guard, admission: new HlsAdmission(guard, 15_000, WAIT_MS, onShed) };
+}
+
+/** What a pending admission has resolved to so far (undefined: still waiting). */
+function settled(promise: Promise<boolean>) {
+  const state: { value?: boolean } = {};
+  void promise.then((value) => (state.value = value));
+  return state;
 }
 
 afterEach(() => {
@@ -29,56 +52,104 @@ afterEach(() => {
 });
 
 describe('HlsAdmission', () => {
-  it('keeps serving the clients it admitted when the guard has no room for more', () => {
-    const guard = stubGuard(2);
-    const admission = new HlsAdmission(guard, 15_000, () => {});
-    expect(admission.admit('channel\n127.0.0.1 a', 0)).toBe(true);
-    expect(admission.admit('channel\n127.0.0.1 b', 0)).toBe(true);
-    expect(admission.admit('channel\n127.0.0.1 c', 0)).toBe(false);
-    // The admitted ones' reloads and parts go on, and count once each.
-    for (let at = 400; at <= 4_000; at += 400) expect(admission.admit('channel\n127.0.0.1 a', at)).toBe(true);
-    expect(admission.admit('channel\n127.0.0.1 b', 4_000)).toBe(true);
+  it('keeps serving the clients it admitted when the guard has no room for more', async () => {
+    const { guard, admission } = admissionWith(2);
+    expect(await admission.admit('channel\n127.0.0.1 a', 0)).toBe(true);
+    expect(await admission.admit('channel\n127.0.0.1 b', 0)).toBe(true);
+    const third = settled(admission.admit('channel\n127.0.0.1 c', 0));
+    // The admitted ones' reloads and parts go on, and count once each, while the third waits.
+    for (let at = 400; at <= 2_400; at += 400)
+      expect(await admission.admit('channel\n127.0.0.1 a', at)).toBe(true);
+    expect(await admission.admit('channel\n127.0.0.1 b', 2_400)).toBe(true);
+    expect(third.value).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(WAIT_MS);
+    expect(third.value).toBe(false);
     expect(guard.held).toBe(2);
+    admission.close();
   });
 
-  it('forgets a client quiet for longer than quietMs: the guard gets its room back', () => {
-    const guard = stubGuard(1);
-    const admission = new HlsAdmission(guard, 15_000, () => {});
-    expect(admission.admit('gone', 0)).toBe(true);
-    expect(admission.admit('waiting', 10_000)).toBe(false);
+  it('lets the waiting in at the next window with room, oldest first, and newcomers queue behind them', async () => {
+    const { guard, admission } = admissionWith(1);
+    expect(await admission.admit('first', 0)).toBe(true);
+    const second = settled(admission.admit('second', 0));
+    const secondAgain = settled(admission.admit('second', 0));
+    const third = settled(admission.admit('third', 0));
+    expect(admission.waitingCount).toBe(3);
+    // A window with no room leaves them waiting.
+    guard.closeWindow();
+    await Promise.resolve();
+    expect([second.value, third.value]).toEqual([undefined, undefined]);
+    guard.room = 1;
+    // Room for one: it goes to the oldest waiting, not to a newcomer asking now.
+    const newcomer = settled(admission.admit('newcomer', 0));
+    expect(newcomer.value).toBeUndefined();
+    guard.closeWindow();
+    await Promise.resolve();
+    // Both requests of the second client are let in by the one admission.
+    expect([second.value, secondAgain.value, third.value]).toEqual([true, true, undefined]);
+    expect(guard.held).toBe(2);
+    guard.room = 5;
+    guard.closeWindow();
+    await Promise.resolve();
+    expect([third.value, newcomer.value]).toEqual([true, true]);
+    expect(admission.waitingCount).toBe(0);
+    admission.close();
+  });
+
+  it('refuses a newcomer at once while too many wait, and those still waiting when it closes', async () => {
+    const { admission } = admissionWith(0);
+    const waiting = Array.from({ length: 4_000 }, (_, index) =>
+      settled(admission.admit(`client ${index}`, 0)),
+    );
+    expect(await admission.admit('one too many', 0)).toBe(false);
+    admission.close();
+    await Promise.resolve();
+    expect(waiting.every((state) => state.value === false)).toBe(true);
+    expect(admission.waitingCount).toBe(0);
+  });
+
+  it('forgets a client quiet for longer than quietMs: the guard gets its room back', async () => {
+    const { guard, admission } = admissionWith(1);
+    expect(await admission.admit('gone', 0)).toBe(true);
+    const refused = settled(admission.admit('refused', 10_000));
+    await vi.advanceTimersByTimeAsync(WAIT_MS);
+    expect(refused.value).toBe(false);
     guard.room = 1;
     // Another's request notices the quiet one is gone, before asking the guard for room.
-    expect(admission.admit('waiting', 15_001)).toBe(true);
+    expect(await admission.admit('refused', 15_001)).toBe(true);
     expect(guard.held).toBe(1);
     // Back after its absence, it asks like a newcomer.
-    expect(admission.admit('gone', 15_002)).toBe(false);
+    const back = settled(admission.admit('gone', 15_002));
+    await vi.advanceTimersByTimeAsync(WAIT_MS);
+    expect(back.value).toBe(false);
+    admission.close();
   });
 
-  it('forgets the quiet without a request, so that the guard counts only who still watches', () => {
-    vi.useFakeTimers();
-    const guard = stubGuard(2);
-    const admission = new HlsAdmission(guard, 15_000, () => {});
-    expect(admission.admit('watching', Date.now())).toBe(true);
-    expect(admission.admit('leaving', Date.now())).toBe(true);
+  it('forgets the quiet without a request, so that the guard counts only who still watches', async () => {
+    const { guard, admission } = admissionWith(2);
+    expect(await admission.admit('watching', Date.now())).toBe(true);
+    expect(await admission.admit('leaving', Date.now())).toBe(true);
     vi.advanceTimersByTime(10_000);
-    expect(admission.admit('watching', Date.now())).toBe(true);
+    expect(await admission.admit('watching', Date.now())).toBe(true);
     vi.advanceTimersByTime(6_000);
     expect(guard.held).toBe(1);
     admission.close();
   });
 
-  it('sheds the newest admitted first when the guard starves, and says how many', () => {
-    const guard = stubGuard(3);
+  it('sheds the newest admitted first when the guard starves, and says how many', async () => {
     const shed: number[] = [];
-    const admission = new HlsAdmission(guard, 15_000, (count) => shed.push(count));
-    for (const client of ['first', 'second', 'third']) expect(admission.admit(client, 0)).toBe(true);
+    const { guard, admission } = admissionWith(3, (count) => shed.push(count));
+    for (const client of ['first', 'second', 'third']) expect(await admission.admit(client, 0)).toBe(true);
     // The oldest asked last: shedding goes by admission, not by the latest request.
-    expect(admission.admit('first', 100)).toBe(true);
+    expect(await admission.admit('first', 100)).toBe(true);
     guard.shed(2);
     expect(shed).toEqual([2]);
     expect(guard.held).toBe(1);
-    expect(admission.admit('first', 200)).toBe(true);
-    expect(admission.admit('third', 200)).toBe(false);
-    expect(admission.admit('second', 200)).toBe(false);
+    expect(await admission.admit('first', 200)).toBe(true);
+    // The shed ask again like newcomers: no room, so they wait and are refused.
+    const third = settled(admission.admit('third', 200));
+    await vi.advanceTimersByTimeAsync(WAIT_MS);
+    expect(third.value).toBe(false);
+    admission.close();
   });
 });

@@ -1,6 +1,17 @@
 import type { LoadGuard } from './load-guard.ts';
 
 const SWEEP_MS = 1_000;
+/**
+ * New clients whose request waits for room at once: a crowd this large arriving together waits
+ * its turn (a socket and a pending answer each), past it a newcomer is refused at once.
+ */
+const MAX_WAITING = 4_000;
+
+interface Waiter {
+  client: string;
+  resolve: (admitted: boolean) => void;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * Which HLS clients the main thread serves. That thread answers every HLS request of the live
@@ -9,15 +20,20 @@ const SWEEP_MS = 1_000;
  * once none received 90 % of them, and 2,000 almost nothing.
  *
  * So a client (address and user agent) of a channel is admitted by the thread's LoadGuard when
- * first seen, then served until it has been quiet for `quietMs`; one the guard refuses is
- * answered 503 with Retry-After, and may ask again. A crowd joining at once is let in as fast as
- * the guard finds room, and while the thread starves the guard sheds the newest admitted first:
- * their next request asks again. Those who watched longest keep their stream.
+ * first seen, then served until it has been quiet for `quietMs`. A crowd joining at once is let
+ * in as fast as the guard finds room, a window at a time: a newcomer's request waits its turn, in
+ * the order they came, for up to `waitMs`, and only then is answered 503 with Retry-After. Players
+ * give up on a refused first playlist quickly (hls.js retries it once, a second later), so a
+ * crowd arriving for a broadcast's start is answered late rather than turned away. While the
+ * thread starves the guard sheds the newest admitted first: their next request asks again. Those
+ * who watched longest keep their stream.
  */
 export class HlsAdmission {
   /** Admitted clients, ordered by their last request, with the order they were admitted in. */
   private readonly clients = new Map<string, { lastAt: number; admission: number }>();
   private admissions = 0;
+  /** New clients' requests waiting for room, in the order they came. */
+  private readonly waiting = new Set<Waiter>();
   /**
    * Forgets the quiet without waiting for a request: the guard estimates what a client costs from
    * how many it holds, and viewers of an ended broadcast would make that seem nothing.
@@ -25,34 +41,83 @@ export class HlsAdmission {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
-    private readonly guard: Pick<LoadGuard, 'admit' | 'left' | 'whenStarving' | 'close'>,
+    private readonly guard: Pick<LoadGuard, 'admit' | 'left' | 'whenStarving' | 'whenWindowCloses' | 'close'>,
     private readonly quietMs: number,
+    private readonly waitMs: number,
     private readonly onShed: (count: number) => void,
   ) {
     guard.whenStarving((count) => this.shed(count));
+    guard.whenWindowCloses(() => this.letWaitingIn(Date.now()));
     this.sweeper = setInterval(() => this.forgetQuiet(Date.now()), SWEEP_MS);
     this.sweeper.unref();
   }
 
-  /** Whether a request of `client` may be served: a client admitted before, or one let in now. */
-  admit(client: string, now = Date.now()): boolean {
+  /** New clients whose request waits for room now. */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  /**
+   * Whether a request of `client` may be served: a client admitted before, or one let in now or
+   * within `waitMs`.
+   */
+  admit(client: string, now = Date.now()): Promise<boolean> {
     this.forgetQuiet(now);
-    const known = this.clients.get(client);
-    if (known) {
-      // Re-inserted so the map stays ordered by last request: forgetting stops at the first recent one.
-      this.clients.delete(client);
-      known.lastAt = now;
-      this.clients.set(client, known);
-      return true;
-    }
-    if (!this.guard.admit()) return false;
-    this.clients.set(client, { lastAt: now, admission: this.admissions++ });
-    return true;
+    // Newcomers queue behind those already waiting.
+    if (this.touch(client, now) || (this.waiting.size === 0 && this.take(client, now)))
+      return Promise.resolve(true);
+    if (this.waiting.size >= MAX_WAITING) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        client,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiting.delete(waiter);
+          resolve(false);
+        }, this.waitMs),
+      };
+      this.waiting.add(waiter);
+    });
   }
 
   close(): void {
     clearInterval(this.sweeper);
     this.guard.close();
+    for (const waiter of this.waiting) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.waiting.clear();
+  }
+
+  /** Marks an admitted client's request (false when it is not admitted). */
+  private touch(client: string, now: number): boolean {
+    const known = this.clients.get(client);
+    if (!known) return false;
+    // Re-inserted so the map stays ordered by last request: forgetting stops at the first recent one.
+    this.clients.delete(client);
+    known.lastAt = now;
+    this.clients.set(client, known);
+    return true;
+  }
+
+  /** Admits a new client when the guard has room. */
+  private take(client: string, now: number): boolean {
+    if (!this.guard.admit()) return false;
+    this.clients.set(client, { lastAt: now, admission: this.admissions++ });
+    return true;
+  }
+
+  /** After each of the guard's windows: the waiting, oldest first, while it has room. */
+  private letWaitingIn(now: number): void {
+    this.forgetQuiet(now);
+    for (const waiter of this.waiting) {
+      // A client with two requests waiting is admitted by the first.
+      if (!this.touch(waiter.client, now) && !this.take(waiter.client, now)) return;
+      this.waiting.delete(waiter);
+      clearTimeout(waiter.timer);
+      waiter.resolve(true);
+    }
   }
 
   private forgetQuiet(now: number): void {

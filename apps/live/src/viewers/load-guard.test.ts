@@ -47,6 +47,16 @@ function guarded(max: number) {
 }
 
 describe('LoadGuard', () => {
+  it('tells its listener after each window, once that window has set the room the next admits', () => {
+    const { guard, window } = guarded(0.85);
+    const admittedWhenTold: boolean[] = [];
+    guard.whenWindowCloses(() => admittedWhenTold.push(guard.admit()));
+    window(950);
+    window(100);
+    expect(admittedWhenTold).toEqual([false, true]);
+    guard.close();
+  });
+
   it('refuses every viewer while its last window was busier than the limit', () => {
     const { guard, window, admitted } = guarded(0.85);
     window(950);
@@ -69,6 +79,32 @@ describe('LoadGuard', () => {
     // Full at 85, short of the limit: none more.
     window(850);
     expect(guard.admit()).toBe(false);
+    guard.close();
+  });
+
+  it('charges viewers what the thread does beyond its recent load without them, at least a quarter of it', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    // A publisher's ingest: 0.2 of the thread with no viewer.
+    window(200);
+    expect(admitted()).toBe(20);
+    // 20 viewers add 0.1: 0.005 each, room for 170 in all, not the 56 the whole thread says.
+    window(300);
+    expect(admitted()).toBe(150);
+    // Without the publisher (the load without viewers now stale), 170 viewers at 0.25: at least a
+    // quarter of it charged to them, 0.0625, room for 2,312 in all.
+    window(250);
+    expect(admitted(5_000)).toBe(2_142);
+    guard.close();
+  });
+
+  it('charges viewers the whole thread once its load without them is a minute old', () => {
+    const { guard, window, admitted } = guarded(0.85);
+    window(200);
+    admitted(20);
+    // Past a minute since the window without viewers.
+    for (let second = 0; second <= 60; second++) window(300);
+    // 20 viewers at 0.3: 0.015 each, room for 56 in all.
+    expect(admitted()).toBe(36);
     guard.close();
   });
 

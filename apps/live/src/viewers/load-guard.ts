@@ -19,6 +19,17 @@ const STARVING = 0.97;
 const STARVING_WINDOWS = 2;
 /** The share of the viewers shed per starving window. */
 const SHED_SHARE = 0.1;
+/**
+ * What the thread does without viewers is known from a window without any this recent at most:
+ * later its publishers may have come and gone.
+ */
+const WITHOUT_VIEWERS_KEPT_MS = 60_000;
+/**
+ * The least share of the thread's load charged to its viewers, however much of it the thread had
+ * without any: that may be stale within WITHOUT_VIEWERS_KEPT_MS too, and this bounds the
+ * over-estimate of the room it would make.
+ */
+const LEAST_SHARE_CHARGED = 0.25;
 
 /**
  * Whether a viewer thread (threads.ts) can take another WebRTC viewer: every viewer's packets are
@@ -28,12 +39,15 @@ const SHED_SHARE = 0.1;
  *
  * The thread's utilization is read every `windowMs`. Above `max`, new viewers are refused until
  * it falls again; viewers already watching keep what they have. Below it, the window also says
- * what a viewer costs: the utilization over the viewers it held on average, the whole thread's
- * work charged to them (an over-estimate, so that admission errs toward room). The next window
- * admits only as many more as that cost leaves room for under `max`: a burst of viewers joining
- * at once is not all let in before the load they bring shows. While there are too few viewers
- * to tell, or the thread too idle (TOO_IDLE_TO_TELL), a window admits as many as it holds, and
- * at least JOINS_WITHOUT_ESTIMATE.
+ * what a viewer costs: the utilization beyond what the thread had in a recent window without
+ * viewers (its publishers' ingest, on the main thread: the load of a crowd that arrives once a
+ * broadcast runs), but at least LEAST_SHARE_CHARGED of it, over the viewers it held on average.
+ * Whatever else grew since is charged to them too, and with no such window lately the whole
+ * thread is (over-estimates, so that admission errs toward room). The next window admits only as many more
+ * as that cost leaves room for under `max`: a burst of viewers joining at once is not all let in
+ * before the load they bring shows. While there are too few viewers to tell, or the thread too
+ * idle (TOO_IDLE_TO_TELL), a window admits as many as it holds, and at least
+ * JOINS_WITHOUT_ESTIMATE.
  *
  * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
  * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
@@ -56,8 +70,11 @@ export class LoadGuard {
   /** Viewers the current window may still admit. */
   private allowance = JOINS_WITHOUT_ESTIMATE;
   private starvingWindows = 0;
+  /** The last window without viewers: its utilization, and when it closed. */
+  private withoutViewers = { utilization: 0, at: -Infinity };
   private admittedInWindow = 0;
   private shed: (count: number) => void = () => undefined;
+  private windowClosed: () => void = () => undefined;
 
   constructor(
     private readonly max: number,
@@ -98,6 +115,11 @@ export class LoadGuard {
     this.shed = shed;
   }
 
+  /** `listener` is told after each window, once the room the next one admits is known. */
+  whenWindowCloses(listener: () => void): void {
+    this.windowClosed = listener;
+  }
+
   close(): void {
     clearInterval(this.timer);
   }
@@ -115,6 +137,7 @@ export class LoadGuard {
     this.previous = current;
     this.count(0);
     const averageViewers = this.viewerMs / Math.max(1, this.countedAt - this.windowOpenedAt);
+    if (averageViewers === 0) this.withoutViewers = { utilization: this.utilization, at: this.countedAt };
     this.viewerMs = 0;
     this.windowOpenedAt = this.countedAt;
     const starving = this.max < 1 && this.utilization >= STARVING;
@@ -130,8 +153,14 @@ export class LoadGuard {
       // waiting for a broadcast to start is let in within a few windows, not all at once.
       this.allowance = Math.max(JOINS_WITHOUT_ESTIMATE, this.viewers);
     else {
-      const perViewer = this.utilization / averageViewers;
+      const { utilization: base, at } = this.withoutViewers;
+      const viewersLoad =
+        this.countedAt - at > WITHOUT_VIEWERS_KEPT_MS
+          ? this.utilization
+          : Math.max(this.utilization - base, this.utilization * LEAST_SHARE_CHARGED);
+      const perViewer = viewersLoad / averageViewers;
       this.allowance = Math.floor(this.max / perViewer) - this.viewers;
     }
+    this.windowClosed();
   }
 }
