@@ -22,6 +22,19 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
 }) => {
   test.setTimeout(90_000);
   await page.addInitScript(() => window.localStorage.setItem('ukiyo.language', 'ja'));
+  // The player's first two master playlist requests are refused as a live process without room
+  // refuses them: hls.js's default policy would give up after one retry, the console's rides it out.
+  let refusals = 0;
+  await page.route('**/master.m3u8*', async (route) => {
+    if (refusals >= 2) return route.continue();
+    refusals++;
+    await route.fulfill({
+      status: 503,
+      headers: { 'Retry-After': '2', 'Access-Control-Allow-Origin': '*' },
+      contentType: 'text/plain; charset=UTF-8',
+      body: 'this live server has no room for another HLS viewer now; try again shortly',
+    });
+  });
   await login(page, LIVE_USER.email, LIVE_USER.password);
   await expect(page).toHaveURL(/\/statistics$/);
   await page.goto('/channel/');
@@ -41,6 +54,7 @@ test('hls.js plays a channel as Low-Latency HLS and shows how far behind the liv
   // The channel is unencrypted: its playlists have parts, and hls.js follows them.
   const mode = page.getByTestId('channel-player-mode');
   await expect(mode).toHaveAttribute('data-low-latency', 'true', { timeout: 30_000 });
+  expect(refusals).toBe(2);
   await expect(mode).toHaveText('低遅延HLS（部分セグメント）');
   const player = page.getByTestId('channel-player');
   await expect
