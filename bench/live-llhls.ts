@@ -81,7 +81,10 @@ window.watch = (url) => {
 };
 </script>`;
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The value `share` of the way up `values` sorted (0.5: the median). */
+const quantile = (values: number[], share: number) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length * share)]!;
+const median = (values: number[]) => quantile(values, 0.5);
 
 /**
  * Glass-to-glass of hls.js in Chromium: latencies (ms) of the frames shown, hls.js's own
@@ -211,14 +214,11 @@ async function viewers(media: string, count: number, idleCores: number) {
   // a crowd in a window at a time.
   const firstPlaylistMs = reports
     .flatMap((report) => report.firstPlaylistMs)
-    .filter((ms): ms is number => ms !== null)
-    .sort((a, b) => a - b);
+    .filter((ms): ms is number => ms !== null);
   return {
     admitted: received.filter((parts) => parts.length > 0).length,
     firstPlaylistMedianMs: firstPlaylistMs.length ? median(firstPlaylistMs) : NaN,
-    firstPlaylistP95Ms: firstPlaylistMs.length
-      ? firstPlaylistMs[Math.floor(firstPlaylistMs.length * 0.95)]!
-      : NaN,
+    firstPlaylistP95Ms: firstPlaylistMs.length ? quantile(firstPlaylistMs, 0.95) : NaN,
     keptUp: ratios.filter((ratio) => ratio >= KEEPS_UP).length,
     medianShare: round2(median(ratios)),
     failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
@@ -295,9 +295,7 @@ async function main() {
         zero,
       );
       figures.glassToGlassMedianMs = Math.round(median(latencies));
-      figures.glassToGlassP95Ms = Math.round(
-        [...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * 0.95)]!,
-      );
+      figures.glassToGlassP95Ms = Math.round(quantile(latencies, 0.95));
       figures.samples = latencies.length;
       figures.hlsJsLatencyMedianMs = Math.round(hlsJsLatencyMs);
       figures.hlsJsStalls = stalls;

@@ -43,10 +43,10 @@ const LEAST_SHARE_CHARGED = 0.25;
  * viewers (its publishers' ingest, on the main thread: the load of a crowd that arrives once a
  * broadcast runs), but at least LEAST_SHARE_CHARGED of it, over the viewers it held on average.
  * Whatever else grew since is charged to them too, and with no such window lately the whole
- * thread is (over-estimates, so that admission errs toward room). The next window admits only as many more
- * as that cost leaves room for under `max`: a burst of viewers joining at once is not all let in
- * before the load they bring shows. While there are too few viewers to tell, or the thread too
- * idle (TOO_IDLE_TO_TELL), a window admits as many as it holds, and at least
+ * thread is (over-estimates, so that admission errs toward room). The next window admits only as
+ * many more as that cost leaves room for under `max`: a burst of viewers joining at once is not
+ * all let in before the load they bring shows. While there are too few viewers to tell, or the
+ * thread too idle (TOO_IDLE_TO_TELL), a window admits as many as it holds, and at least
  * JOINS_WITHOUT_ESTIMATE.
  *
  * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
