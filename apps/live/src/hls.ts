@@ -10,6 +10,7 @@ import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { HlsAdmission } from './viewers/hls-admission.ts';
+import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
@@ -96,26 +97,6 @@ interface HlsRequest {
  * See mountHls.
  */
 export type HlsFastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
-
-/** Counts of waiting requests by key, each bounded. */
-class WaitingCounts {
-  private readonly counts = new Map<string, number>();
-
-  constructor(private readonly limit: number) {}
-
-  take(key: string): boolean {
-    const count = this.counts.get(key) ?? 0;
-    if (count >= this.limit) return false;
-    this.counts.set(key, count + 1);
-    return true;
-  }
-
-  release(key: string): void {
-    const count = this.counts.get(key)! - 1;
-    if (count === 0) this.counts.delete(key);
-    else this.counts.set(key, count);
-  }
-}
 
 /**
  * Resolves true once `subscribe`'s wake comes (the rendition reached what was asked), false

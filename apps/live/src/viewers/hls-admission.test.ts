@@ -102,10 +102,31 @@ describe('HlsAdmission', () => {
       settled(admission.admit(`client ${index}`, 0)),
     );
     expect(await admission.admit('one too many', 0)).toBe(false);
+    expect(admission.waitingCount).toBe(4_000);
     admission.close();
     await Promise.resolve();
     expect(waiting.every((state) => state.value === false)).toBe(true);
     expect(admission.waitingCount).toBe(0);
+  });
+
+  it("keeps at most 8 requests of one client waiting, so that it cannot take a crowd's places", async () => {
+    const { guard, admission } = admissionWith(0);
+    const own = Array.from({ length: 8 }, () => settled(admission.admit('greedy', 0)));
+    expect(await admission.admit('greedy', 0)).toBe(false);
+    const other = settled(admission.admit('another', 0));
+    expect(admission.waitingCount).toBe(9);
+    guard.room = 2;
+    guard.closeWindow();
+    await Promise.resolve();
+    expect(own.every((state) => state.value === true)).toBe(true);
+    expect(other.value).toBe(true);
+    // Its places are free again once answered.
+    guard.room = 0;
+    const again = Array.from({ length: 8 }, () => settled(admission.admit('greedy again', 0)));
+    expect(admission.waitingCount).toBe(8);
+    admission.close();
+    await Promise.resolve();
+    expect(again.every((state) => state.value === false)).toBe(true);
   });
 
   it('forgets a client quiet for longer than quietMs: the guard gets its room back', async () => {

@@ -1,3 +1,4 @@
+import { WaitingCounts } from '../hls/waiting-counts.ts';
 import type { LoadGuard } from './load-guard.ts';
 
 const SWEEP_MS = 1_000;
@@ -6,6 +7,11 @@ const SWEEP_MS = 1_000;
  * its turn (a socket and a pending answer each), past it a newcomer is refused at once.
  */
 const MAX_WAITING = 4_000;
+/**
+ * Requests of one client waiting for room at once: a player asks for one playlist at a time, and
+ * one client must not take the places of the rest of a crowd.
+ */
+const MAX_WAITING_PER_CLIENT = 8;
 
 interface Waiter {
   client: string;
@@ -34,6 +40,7 @@ export class HlsAdmission {
   private admissions = 0;
   /** New clients' requests waiting for room, in the order they came. */
   private readonly waiting = new Set<Waiter>();
+  private readonly waitingPerClient = new WaitingCounts(MAX_WAITING_PER_CLIENT);
   /**
    * Forgets the quiet without waiting for a request: the guard estimates what a client costs from
    * how many it holds, and viewers of an ended broadcast would make that seem nothing.
@@ -66,15 +73,13 @@ export class HlsAdmission {
     // Newcomers queue behind those already waiting.
     if (this.touch(client, now) || (this.waiting.size === 0 && this.take(client, now)))
       return Promise.resolve(true);
-    if (this.waiting.size >= MAX_WAITING) return Promise.resolve(false);
+    if (this.waiting.size >= MAX_WAITING || !this.waitingPerClient.take(client))
+      return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         client,
         resolve,
-        timer: setTimeout(() => {
-          this.waiting.delete(waiter);
-          resolve(false);
-        }, this.waitMs),
+        timer: setTimeout(() => this.stopWaiting(waiter, false), this.waitMs),
       };
       this.waiting.add(waiter);
     });
@@ -83,11 +88,15 @@ export class HlsAdmission {
   close(): void {
     clearInterval(this.sweeper);
     this.guard.close();
-    for (const waiter of this.waiting) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(false);
-    }
-    this.waiting.clear();
+    for (const waiter of this.waiting) this.stopWaiting(waiter, false);
+  }
+
+  /** Answers a waiting request, admitted or not. */
+  private stopWaiting(waiter: Waiter, admitted: boolean): void {
+    this.waiting.delete(waiter);
+    this.waitingPerClient.release(waiter.client);
+    clearTimeout(waiter.timer);
+    waiter.resolve(admitted);
   }
 
   /** Marks an admitted client's request (false when it is not admitted). */
@@ -114,9 +123,7 @@ export class HlsAdmission {
     for (const waiter of this.waiting) {
       // A client with two requests waiting is admitted by the first.
       if (!this.touch(waiter.client, now) && !this.take(waiter.client, now)) return;
-      this.waiting.delete(waiter);
-      clearTimeout(waiter.timer);
-      waiter.resolve(true);
+      this.stopWaiting(waiter, true);
     }
   }
 
