@@ -8,9 +8,9 @@ import type { LiveEnv } from './api.ts';
 import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
+import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { HlsAdmission } from './viewers/hls-admission.ts';
-import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
