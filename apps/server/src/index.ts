@@ -59,8 +59,9 @@ export async function createServerDeps(
     deps: base,
     database,
     prepared: { jobs, admin },
-  } = await openProcessDeps(config, log, async (db) => {
-    const jobs = new JobQueue(db, log);
+  } = await openProcessDeps(config, log, async ({ db, kind }) => {
+    // Embedded PGlite admits one process at a time: this one is the only worker.
+    const jobs = new JobQueue(db, log, { soleWorker: kind === 'pglite' });
     await jobs.start();
     if (!options.seed) return { jobs, admin: undefined };
     if (config.DEMO) await ensureDemoOrganization(db, config);

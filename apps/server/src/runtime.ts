@@ -34,13 +34,13 @@ export interface ProcessDeps {
 export async function openProcessDeps<T>(
   config: Config,
   log: Logger,
-  underLock: (db: Db) => Promise<T>,
+  underLock: (database: DatabaseHandle) => Promise<T>,
 ): Promise<{ deps: ProcessDeps; database: DatabaseHandle; prepared: T }> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const prepared = await withStartupLock(database, async () => {
     await migrateToLatest(database.db);
     await ensureGuestPreviewOrigin(database.db, config);
-    return underLock(database.db);
+    return underLock(database);
   });
   if (keyBesideDatabase(config))
     log.warn(

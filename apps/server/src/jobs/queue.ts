@@ -1,5 +1,5 @@
 import { JOB_KINDS, type JobKind } from '@ukiyo/contract';
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/tables.ts';
@@ -55,6 +55,11 @@ export interface JobQueueOptions {
   pollSeconds?: number;
   /** How often expired jobs are failed and old ones archived (seconds). */
   maintenanceSeconds?: number;
+  /**
+   * No other process works this database's jobs (embedded PGlite): a job found active at start
+   * was in hand when the previous process died.
+   */
+  soleWorker?: boolean;
 }
 
 /**
@@ -68,14 +73,16 @@ export class JobQueue {
   private readonly policies: Record<JobKind, RetryPolicy>;
   private readonly workers = new Map<JobKind, string[]>();
   private readonly pollSeconds: number;
+  private readonly soleWorker: boolean;
 
   constructor(
-    db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly log: Logger,
     options: JobQueueOptions = {},
   ) {
     this.policies = { ...RETRY_POLICIES, ...options.policies };
     this.pollSeconds = options.pollSeconds ?? 1;
+    this.soleWorker = options.soleWorker ?? false;
     this.boss = new PgBoss({
       db: executorOf(db),
       // Cron schedules are not used; their clock checks would be queries for nothing.
@@ -86,10 +93,25 @@ export class JobQueue {
     this.boss.on('error', (error) => log.warn({ err: error }, 'job queue error'));
   }
 
-  /** Creates or migrates pg-boss's own schema (`pgboss`, versioned by pg-boss) and the queues. */
+  /**
+   * Creates or migrates pg-boss's own schema (`pgboss`, versioned by pg-boss) and the queues. As
+   * the sole worker, fails the jobs the previous process died holding: they are retried after
+   * their backoff, not once their attempt expires (a minute for an upload).
+   */
   async start(): Promise<void> {
     await this.boss.start();
     for (const kind of JOB_KINDS) await this.boss.createQueue(kind);
+    if (this.soleWorker) await this.failOrphans();
+  }
+
+  private async failOrphans(): Promise<void> {
+    const { rows } = await sql<{ name: JobKind; id: string }>`
+      select name, id::text as id from pgboss.job where state = 'active'
+    `.execute(this.db);
+    for (const { name, id } of rows)
+      await this.boss.fail(name, id, { message: 'the process working it stopped' });
+    if (rows.length > 0)
+      this.log.info({ jobs: rows.length }, 'jobs in hand when the last process stopped are retried');
   }
 
   /**
