@@ -1,13 +1,17 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { addressOf, clientAddress, type Config } from '@ukiyo/server';
 import type { LiveEnv } from './api.ts';
 import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
+import { type Answer, PeerCache } from './hls/peer-cache.ts';
+import { PeerViewers, type ViewersReport, viewersReportSchema } from './hls/peer-viewers.ts';
 import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { HlsAdmission } from './viewers/hls-admission.ts';
@@ -15,12 +19,20 @@ import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
 const PLAYLIST = 'application/vnd.apple.mpegurl';
-/** Marks a request passed on by a peer live process: answered from local files only (no loops). */
+/**
+ * Marks a request passed on by a peer live process: answered from local files only (no loops),
+ * neither admitted nor counted here (the peer did both). Its value is the request's path and
+ * query signed with the fleet's key (PeerSignature), so a viewer cannot pass for a peer.
+ */
 const PEER_HEADER = 'x-ukiyo-live-peer';
-/** The viewer (address and user agent, URI-encoded) a peer passed a request on for. */
-const CLIENT_HEADER = 'x-ukiyo-live-client';
+/** Where a peer reports the viewers it served a channel to (PeerViewers). */
+const VIEWERS_REPORT_PATH = '/internal/hls-viewers';
+/** In an answer to a peer: the organization whose delivery the peer counts. */
+const ORGANIZATION_HEADER = 'x-ukiyo-live-organization';
 /** A client's address and user agent are kept to this many characters (clientOf). */
 const MAX_CLIENT_LENGTH = 256;
+/** The peers' answers a live process keeps (parts, segments, playlists: see PeerCache). */
+const PEER_CACHE_BYTES = 64 * 1024 * 1024;
 /** How soon a client the live process has no room for may ask again. */
 const RETRY_AFTER_SECONDS = 2;
 const PEER_TIMEOUT_MS = 5_000;
@@ -36,10 +48,9 @@ const MAX_WAITING_PER_CHANNEL = 5_000;
 
 type Source = 'local' | 'peer';
 
-interface Answer {
-  status: number;
-  body: Uint8Array;
-  headers: Readonly<Record<string, string>>;
+/** A peer's answer, with the organization whose delivery it is. */
+interface PeerAnswer extends Answer {
+  organizationId?: number;
 }
 
 /** Every answer is read by players on other origins, its timing too. */
@@ -86,10 +97,26 @@ interface HlsRequest {
   /** Address and user agent: the unit of the waiting caps and of viewers. */
   client: string;
   query: { msn: string | undefined; part: string | undefined };
-  /** Passed on by a peer live process. */
-  fromPeerProcess: boolean;
-  /** The path and query to pass on to a peer. */
-  target: () => string;
+  /** The path and query, as signed for and by a peer. */
+  target: string;
+  /** The request's PEER_HEADER, if any. */
+  peerSignature: string | undefined;
+}
+
+/** Signs and checks the requests live processes pass on to each other (PEER_HEADER). */
+export class PeerSignature {
+  constructor(private readonly key: Buffer) {}
+
+  sign(target: string): string {
+    return createHmac('sha256', this.key).update(target).digest('base64url');
+  }
+
+  verify(target: string, signature: string | undefined): boolean {
+    if (signature === undefined) return false;
+    const expected = Buffer.from(this.sign(target));
+    const given = Buffer.from(signature);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
 }
 
 /**
@@ -97,6 +124,12 @@ interface HlsRequest {
  * See mountHls.
  */
 export type HlsFastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+export interface MountedHls {
+  fastPath: HlsFastPath;
+  /** Stops the viewers' reports to peers. */
+  close(): void;
+}
 
 /**
  * Resolves true once `subscribe`'s wake comes (the rendition reached what was asked), false
@@ -116,21 +149,12 @@ function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number)
 }
 
 /**
- * The client of a request: `own` (its address and user agent as this process sees them), or for
- * a request a peer passed on, the viewer the peer names; at most MAX_CLIENT_LENGTH characters,
+ * The client of a request, its address and user agent: at most MAX_CLIENT_LENGTH characters,
  * since the admitted clients, the viewer counts and usage's distinct clients each keep one per
  * client, and a user agent may be as long as the headers are.
  */
-function clientOf(own: string, fromPeerProcess: boolean, named: string | undefined): string {
-  let client = own;
-  if (fromPeerProcess && named !== undefined) {
-    try {
-      client = decodeURIComponent(named);
-    } catch {
-      // A malformed name: the peer's own.
-    }
-  }
-  return client.slice(0, MAX_CLIENT_LENGTH);
+function clientOf(address: string, userAgent: string | undefined): string {
+  return `${address} ${userAgent ?? ''}`.slice(0, MAX_CLIENT_LENGTH);
 }
 
 /** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
@@ -145,12 +169,15 @@ function directive(value: string | undefined): number | undefined | null {
  * every segment (1 s cache); a segment never changes under its name (the connection id is in
  * the path), so it is cached long. Every answer from this process's files counts as HLS
  * delivery of the channel. With several live processes, a request for a channel published
- * elsewhere is passed on to the process holding it (LIVE_INTERNAL_URL), which counts it.
+ * elsewhere is passed on to the process holding it (LIVE_INTERNAL_URL), signed as a peer's, and
+ * its answer kept as a shared cache would (hls/peer-cache.ts): viewers spread over the processes
+ * cost the holder a request per file per process. The process a viewer asked counts its
+ * delivery, for the organization the holder names in its answer, and reports the viewer to the
+ * holder (hls/peer-viewers.ts), which counts the channel's distinct viewers.
  *
- * The process holding the channel answers every request of its viewers on this thread, so it
- * admits them (`admission`, viewers/hls-admission.ts): a new client's request waits a few
- * seconds for room, and one still without is answered 503 with Retry-After, whichever process it
- * asked (a peer names the viewer it passes a request on for).
+ * Each process answers its viewers' requests on this thread, so it admits them (`admission`,
+ * viewers/hls-admission.ts): a new client's request waits a few seconds for room, and one still
+ * without is answered 503 with Retry-After.
  *
  * Unencrypted channels' media playlists are Low-Latency HLS from memory (hls/ll-hls.ts):
  * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
@@ -172,11 +199,45 @@ export function mountHls(
     viewers: ViewerTracker;
     admission: HlsAdmission;
     playbackKeys: PlaybackKeys;
+    peerSignature: PeerSignature;
     config: Config;
     log: Logger;
   },
-): HlsFastPath {
-  const { core, usage, metrics, viewers, admission, playbackKeys, config, log } = deps;
+): MountedHls {
+  const { core, usage, metrics, viewers, admission, playbackKeys, peerSignature, config, log } = deps;
+  const peerCache = new PeerCache(PEER_CACHE_BYTES);
+  const peerViewers = new PeerViewers(async (peer, report: ViewersReport) => {
+    const body = JSON.stringify(report);
+    try {
+      const answer = await fetch(`${peer}${VIEWERS_REPORT_PATH}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', [PEER_HEADER]: peerSignature.sign(body) },
+        body,
+        signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
+      });
+      if (answer.status !== 204) throw new Error(`answered ${answer.status}`);
+    } catch (error) {
+      log.warn({ err: error, channelId: report.channelId, peer }, 'peer live process took no viewers report');
+    }
+  });
+  // A peer's report: the viewers it served a channel of this process's to.
+  app.post(
+    VIEWERS_REPORT_PATH,
+    bodyLimit({ maxSize: 8 * 1024 * 1024, onError: (c) => c.text('too large', 413) }),
+    async (c) => {
+      const body = await c.req.text();
+      if (!peerSignature.verify(body, c.req.header(PEER_HEADER))) return c.text('not a peer', 403);
+      let report: ViewersReport;
+      try {
+        report = viewersReportSchema.parse(JSON.parse(body));
+      } catch {
+        return c.text('not a viewers report', 400);
+      }
+      const served = core.served(report.channelId);
+      if (served) usage.hlsViewers(report.channelId, served.organizationId, report.clients);
+      return c.body(null, 204);
+    },
+  );
   // Set before the answer is made, so that it is made with them (set after, Hono makes it again).
   app.use('/hls/*', async (c, next) => {
     for (const [name, value] of Object.entries(CROSS_ORIGIN)) c.header(name, value);
@@ -188,23 +249,24 @@ export function mountHls(
 
   /**
    * Waits, within the caps, for `subscribe`'s wake (the caller checked it is not there yet):
-   * undefined once it comes, else the answer saying why not.
+   * undefined once it comes, else the answer saying why not. A peer (`client` undefined) has no
+   * cap of its own: it asks once per file, however many of its viewers wait (PeerCache).
    */
   const hold = async (
     channelId: string,
-    client: string,
+    client: string | undefined,
     subscribe: (wake: () => void) => () => void,
     timeoutMs: number,
   ): Promise<Answer | undefined> => {
     if (!waitingPerChannel.take(channelId)) return text(429, 'too many waiting requests for this channel');
-    if (!waitingPerClient.take(client)) {
+    if (client !== undefined && !waitingPerClient.take(client)) {
       waitingPerChannel.release(channelId);
       return text(429, 'too many waiting requests from this client');
     }
     try {
       return (await waitFor(subscribe, timeoutMs)) ? undefined : text(503, 'not produced in time');
     } finally {
-      waitingPerClient.release(client);
+      if (client !== undefined) waitingPerClient.release(client);
       waitingPerChannel.release(channelId);
     }
   };
@@ -212,7 +274,7 @@ export function mountHls(
   /** An LL-HLS playlist, blocking until `_HLS_msn` / `_HLS_part` when asked (RFC 8216bis 6.2.5.2). */
   const lowLatencyPlaylist = async (
     channelId: string,
-    client: string,
+    client: string | undefined,
     rendition: LowLatencyRendition,
     query: { msn: string | undefined; part: string | undefined },
     targetDuration: number,
@@ -240,7 +302,7 @@ export function mountHls(
   /** An LL-HLS file from memory, or undefined when it is not there. */
   const lowLatencyFile = async (
     channelId: string,
-    client: string,
+    client: string | undefined,
     rendition: LowLatencyRendition,
     name: string,
   ): Promise<Answer | Uint8Array | undefined> => {
@@ -261,39 +323,52 @@ export function mountHls(
     return rendition.part(part);
   };
 
-  /** A file of this process's, or undefined: counted as the channel's HLS delivery. */
+  /**
+   * A file of this process's, or undefined: counted as the channel's HLS delivery, or for a peer,
+   * answered with the organization it counts it for.
+   */
   const local = async (
     channelId: string,
     connectionId: string,
     file: string,
     client: string,
     query: { msn: string | undefined; part: string | undefined },
+    forPeer: boolean,
   ): Promise<Answer | undefined> => {
     const served = core.served(channelId);
     if (!served) return undefined;
+    const delivered = (answer: Answer): Answer => {
+      if (forPeer)
+        return {
+          ...answer,
+          headers: { ...answer.headers, [ORGANIZATION_HEADER]: String(served.organizationId) },
+        };
+      usage.hls(channelId, served.organizationId, answer.body.length, client);
+      return answer;
+    };
     const [index, name] = file.split('/');
     const rendition = served.connectionId === connectionId ? served.lowLatency?.[Number(index)] : undefined;
     if (rendition && name) {
+      const waiter = forPeer ? undefined : client;
       const found =
         name === 'index.m3u8'
           ? await lowLatencyPlaylist(
               channelId,
-              client,
+              waiter,
               rendition,
               query,
               served.renditions[Number(index)]!.durationSeconds,
             )
-          : await lowLatencyFile(channelId, client, rendition, name);
+          : await lowLatencyFile(channelId, waiter, rendition, name);
       if (!found) return undefined;
       if (!(found instanceof Uint8Array)) return found;
-      usage.hls(channelId, served.organizationId, found.length, client);
       const headers =
         name !== 'index.m3u8'
           ? HEADERS.mp4
           : query.msn === undefined
             ? HEADERS.playlist
             : HEADERS.blockingPlaylist;
-      return { status: 200, body: found, headers };
+      return delivered({ status: 200, body: found, headers });
     }
     const data = await readFile(join(core.channelDir(channelId), connectionId, 'hls', file)).catch(
       () => undefined,
@@ -304,52 +379,66 @@ export function mountHls(
       const rendition = served.renditions[Number(file.split('/')[0])];
       if (rendition) body = Buffer.from(decorateMediaPlaylist(data.toString('utf8'), rendition));
     }
-    usage.hls(channelId, served.organizationId, body.length, client);
-    return { status: 200, body, headers: file.endsWith('.m3u8') ? HEADERS.playlist : HEADERS.ts };
+    return delivered({ status: 200, body, headers: file.endsWith('.m3u8') ? HEADERS.playlist : HEADERS.ts });
   };
 
-  /** The answer of the peer process holding the channel, or undefined when none does. */
-  const fromPeer = async (
+  /**
+   * The answer of `peer`, the process holding the channel: kept, being fetched for another
+   * viewer, or fetched now.
+   */
+  const fromPeer = (
+    peer: string,
     channelId: string,
-    path: string,
-    client: string,
+    target: string,
     blocking: boolean,
-  ): Promise<Answer | undefined> => {
-    const peer = await core.peerOf(channelId);
-    if (!peer) return undefined;
-    try {
-      const answer = await fetch(`${peer}${path}`, {
-        headers: { [PEER_HEADER]: '1', [CLIENT_HEADER]: encodeURIComponent(client) },
-        signal: AbortSignal.timeout(PEER_TIMEOUT_MS + (blocking ? MAX_BLOCKING_MS : 0)),
-      });
-      const headers: Record<string, string> = { ...CROSS_ORIGIN };
-      for (const name of ['content-type', 'cache-control', 'retry-after']) {
-        const value = answer.headers.get(name);
-        if (value) headers[name] = value;
+  ): Promise<PeerAnswer> =>
+    peerCache.get(target, async () => {
+      try {
+        const answer = await fetch(`${peer}${target}`, {
+          headers: { [PEER_HEADER]: peerSignature.sign(target) },
+          signal: AbortSignal.timeout(PEER_TIMEOUT_MS + (blocking ? MAX_BLOCKING_MS : 0)),
+        });
+        const headers: Record<string, string> = { ...CROSS_ORIGIN };
+        for (const name of ['content-type', 'cache-control', 'retry-after']) {
+          const value = answer.headers.get(name);
+          if (value) headers[name] = value;
+        }
+        const organization = Number(answer.headers.get(ORGANIZATION_HEADER));
+        return {
+          status: answer.status,
+          body: new Uint8Array(await answer.arrayBuffer()),
+          headers,
+          ...(Number.isInteger(organization) && organization > 0 ? { organizationId: organization } : {}),
+        };
+      } catch (error) {
+        log.warn({ err: error, channelId, peer }, 'peer live process did not answer an HLS request');
+        return text(502, 'the live process holding this channel did not answer');
       }
-      return { status: answer.status, body: new Uint8Array(await answer.arrayBuffer()), headers };
-    } catch (error) {
-      log.warn({ err: error, channelId, peer }, 'peer live process did not answer an HLS request');
-      return text(502, 'the live process holding this channel did not answer');
-    }
-  };
+    });
 
   /** Answers, counts and measures one request. */
   const serve = async (request: HlsRequest): Promise<Answer> => {
     const started = performance.now();
-    const { channelId, file, client, fromPeerProcess } = request;
+    const { channelId, file, client, target } = request;
+    const fromPeerProcess = peerSignature.verify(target, request.peerSignature);
     let source: Source = 'local';
-    // Admitted by the process serving the channel, whichever process the viewer asked.
+    const held = core.served(channelId) !== undefined;
+    const peer = held || fromPeerProcess ? undefined : await core.peerOf(channelId);
+    // Admitted by the process the viewer asked, for the channels some process holds.
     const refused =
-      core.served(channelId) !== undefined && !(await admission.admit(`${channelId}\n${client}`));
+      !fromPeerProcess && (held || peer !== undefined) && !(await admission.admit(`${channelId}\n${client}`));
     if (refused) metrics.hlsRefused.inc();
-    let answer = refused
+    let answer: PeerAnswer | undefined = refused
       ? NO_ROOM
-      : await local(channelId, request.connectionId, file, client, request.query);
-    if (!answer && !fromPeerProcess) {
+      : await local(channelId, request.connectionId, file, client, request.query, fromPeerProcess);
+    if (!answer && peer !== undefined) {
       source = 'peer';
       // Every LL-HLS request may wait there (blocking reloads, the hinted part).
-      answer = await fromPeer(channelId, request.target(), client, !file.endsWith('.ts'));
+      answer = await fromPeer(peer, channelId, target, !file.endsWith('.ts'));
+      if (answer.status === 200 && answer.organizationId !== undefined) {
+        usage.hls(channelId, answer.organizationId, answer.body.length, client);
+        peerViewers.seen(peer, channelId, client);
+      }
     }
     answer ??= NOT_FOUND;
     const playlist = file.endsWith('.m3u8');
@@ -368,24 +457,19 @@ export function mountHls(
   };
 
   app.get(`/hls/:channel{${CHANNEL}}/:connection{${CHANNEL}}/:file{${FILE}}`, async (c) => {
-    const fromPeerProcess = c.req.header(PEER_HEADER) !== undefined;
     const answer = await serve({
       channelId: c.req.param('channel'),
       connectionId: c.req.param('connection'),
       file: c.req.param('file'),
-      client: clientOf(
-        `${clientAddress(c, config)} ${c.req.header('user-agent') ?? ''}`,
-        fromPeerProcess,
-        c.req.header(CLIENT_HEADER),
-      ),
+      client: clientOf(clientAddress(c, config), c.req.header('user-agent')),
       query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') },
-      fromPeerProcess,
-      target: () => `${c.req.path}${new URL(c.req.url).search}`,
+      target: `${c.req.path}${new URL(c.req.url).search}`,
+      peerSignature: c.req.header(PEER_HEADER),
     });
     return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 200, { ...answer.headers });
   });
 
-  return (req, res) => {
+  const fastPath: HlsFastPath = (req, res) => {
     const match = req.method === 'GET' ? FAST_PATH.exec(req.url ?? '') : null;
     if (!match || !playbackKeys.knownOpen(match[1]!)) return false;
     const [url, channelId, connectionId, file, search] = match as [string, string, string, string, string?] &
@@ -395,19 +479,14 @@ export function mountHls(
     // Node joins repeated headers into one string (set-cookie aside), as Fetch's Headers do.
     const forwardedFor = headers['x-forwarded-for'] as string | undefined;
     const address = addressOf(forwardedFor, req.socket.remoteAddress, config);
-    const fromPeerProcess = headers[PEER_HEADER] !== undefined;
     serve({
       channelId,
       connectionId,
       file,
-      client: clientOf(
-        `${address} ${headers['user-agent'] ?? ''}`,
-        fromPeerProcess,
-        headers[CLIENT_HEADER] as string | undefined,
-      ),
+      client: clientOf(address, headers['user-agent']),
       query: { msn: query?.get('_HLS_msn') ?? undefined, part: query?.get('_HLS_part') ?? undefined },
-      fromPeerProcess,
-      target: () => url,
+      target: url,
+      peerSignature: headers[PEER_HEADER] as string | undefined,
     }).then(
       (answer) => send(res, answer),
       (error: unknown) => {
@@ -417,6 +496,7 @@ export function mountHls(
     );
     return true;
   };
+  return { fastPath, close: () => peerViewers.close() };
 }
 
 function send(response: ServerResponse, answer: Answer): void {

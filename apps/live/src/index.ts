@@ -17,7 +17,7 @@ import {
 } from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore, type LiveTimings } from './core.ts';
-import { mountHls } from './hls.ts';
+import { mountHls, PeerSignature } from './hls.ts';
 import { hlsPlaybackTokens, PlaybackKeys } from './playback-tokens.ts';
 import type { RtmpTimings } from './ingest/rtmp.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';
@@ -198,13 +198,14 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   mountWhep(app, core);
   const playbackKeys = new PlaybackKeys(deps.db, deps.secrets);
   app.use('/hls/*', hlsPlaybackTokens(playbackKeys));
-  const hlsFastPath = mountHls(app, {
+  const hls = mountHls(app, {
     core,
     usage,
     metrics,
     viewers,
     admission: hlsAdmission,
     playbackKeys,
+    peerSignature: new PeerSignature(deps.secrets.deriveKey('live-peer')),
     config: deps.config,
     log,
   });
@@ -215,7 +216,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   });
   const honoListener = getRequestListener(app.fetch);
   const server = createServer((request, response) => {
-    if (!hlsFastPath(request, response)) void honoListener(request, response);
+    if (!hls.fastPath(request, response)) void honoListener(request, response);
   });
   const rtmp = createRtmpServers(deps, core, options.rtmp, log);
   const signaling = mountSoraSignaling(server, deps, core, log, options.sora);
@@ -253,6 +254,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await core.close();
       await viewerThreads.close();
       hlsAdmission.close();
+      hls.close();
       // After the sessions: their SRT callers are told through the front's socket.
       await srt.close();
       for (const client of signaling.clients) client.terminate();

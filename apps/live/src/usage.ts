@@ -99,6 +99,18 @@ export class LiveUsage {
     if (counter.hlsClients.size < MAX_HLS_CLIENTS) counter.hlsClients.add(client);
   }
 
+  /**
+   * HLS clients a peer process served this process's channel to: viewers, counted with the
+   * channel's own (their requests and bytes the peer counts).
+   */
+  hlsViewers(channelId: string, organizationId: number, clients: readonly string[]): void {
+    const counter = this.counter(channelId, organizationId);
+    for (const client of clients) {
+      if (counter.hlsClients.size >= MAX_HLS_CLIENTS) return;
+      counter.hlsClients.add(client);
+    }
+  }
+
   start(intervalMs: number): void {
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();

@@ -6,6 +6,7 @@ import {
   freePort,
   get,
   processEnv,
+  sleep,
   type TestServer,
   testServer,
   until,
@@ -22,7 +23,7 @@ const LIVE = 'apps/live/src/main.ts';
 describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', () => {
   let harness: TestServer;
   let processes: AppProcess[] = [];
-  let publisher: Publisher | undefined;
+  const publishers: Publisher[] = [];
 
   const liveUrl = (proc: AppProcess) => `http://127.0.0.1:${proc.env.LIVE_PORT}`;
   const metrics = async (proc: AppProcess) =>
@@ -60,59 +61,73 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
   }, 120_000);
 
   afterAll(async () => {
-    await publisher?.stop(false);
+    await Promise.all(publishers.map((publisher) => publisher.stop(false)));
     await Promise.all(processes.map((proc) => proc.stop('SIGKILL')));
   });
 
-  it('publishes on one process and plays through the other, each reporting its part', async () => {
-    const [first, second] = processes as [AppProcess, AppProcess];
+  /**
+   * A tenant's channel, created through `createdThrough` and published to on `publishedTo`: its
+   * id and its master playlist's URL, as `createdThrough` lists it.
+   */
+  async function publishedChannel(createdThrough: AppProcess, publishedTo: AppProcess) {
     const tenant = await createTenant(harness.deps, { isLive: true });
     const token = await apiToken(harness, tenant.organizationIds[0]!);
-    const call = async (proc: AppProcess, target: string, body: unknown) => {
-      const response = await fetch(`${liveUrl(proc)}/`, {
+    const call = async (target: string, body: unknown) => {
+      const response = await fetch(`${liveUrl(createdThrough)}/`, {
         method: 'POST',
         headers: { 'X-Sora-Target': target, Authorization: `Bearer ${token}` },
         body: JSON.stringify(body),
       });
       return (await response.json()) as Record<string, unknown>;
     };
-    // Created through one process, published to through the other.
-    const created = await call(second, 'ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
+    const created = await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
       hls: [{ durationSeconds: 1, video: { width: 160, height: 90, fps: 15, bps: 100_000 } }],
     });
     const channelId = created.channel_id as string;
-    publisher = await publish({
-      whipUrl: `${liveUrl(first)}/whip/${channelId}`,
+    const publisher = await publish({
+      whipUrl: `${liveUrl(publishedTo)}/whip/${channelId}`,
       token,
       codec: 'vp8',
       width: 160,
       height: 90,
       fps: 15,
     });
+    publishers.push(publisher);
     expect(publisher.status).toBe(201);
     const playlistUrl = await until(
       'the playlist URL',
       async () => {
-        const listed = await call(second, 'ImageFlux_20200207.ListPlaylistURLs', { channel_id: channelId });
+        const listed = await call('ImageFlux_20200207.ListPlaylistURLs', { channel_id: channelId });
         return (listed.hls as { playlist_url: string }[])[0]?.playlist_url;
       },
       20_000,
       200,
     );
-    expect(playlistUrl).toMatch(
-      new RegExp(`^https://live\\.example\\.com/hls/${channelId}/[0-9a-f]+/master\\.m3u8$`),
-    );
-    const path = new URL(playlistUrl).pathname;
-    const media = await until(
-      'a segment through the second process',
+    return { channelId, playlistUrl };
+  }
+
+  /** The rendition's media playlist through `proc`, once it lists a segment. */
+  const mediaPlaylist = (proc: AppProcess, path: string) =>
+    until(
+      `a media playlist through ${proc.name}`,
       async () => {
-        const answer = await fetch(`${liveUrl(second)}${path.replace('master', '0/index')}`);
+        const answer = await fetch(`${liveUrl(proc)}${path.replace('master', '0/index')}`);
         const text = await answer.text();
         return answer.status === 200 && text.includes('#EXTINF') ? text : undefined;
       },
       20_000,
       200,
     );
+
+  it('publishes on one process and plays through the other, each reporting its part', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    // Created through one process, published to through the other.
+    const { channelId, playlistUrl } = await publishedChannel(second, first);
+    expect(playlistUrl).toMatch(
+      new RegExp(`^https://live\\.example\\.com/hls/${channelId}/[0-9a-f]+/master\\.m3u8$`),
+    );
+    const path = new URL(playlistUrl).pathname;
+    const media = await mediaPlaylist(second, path);
     const segment = segmentNames(media)[0]!;
     const answer = await fetch(`${liveUrl(second)}${path.replace('master.m3u8', `0/${segment}`)}`);
     expect(answer.status).toBe(200);
@@ -129,8 +144,101 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     );
     const ready = JSON.parse((await get(Number(first.env.METRICS_PORT), 'x', '/readyz')).body.toString());
     expect(ready).toMatchObject({ status: 'ok', checks: { database: { ok: true }, files: { ok: true } } });
+  }, 90_000);
 
-    // SIGTERM ends the publisher's session and exits cleanly.
+  it('answers a crowd through the other process with one request to the holder per file, and counts each viewer once', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    const { channelId, playlistUrl } = await publishedChannel(first, first);
+    const path = new URL(playlistUrl).pathname;
+    // Every answer to a viewer is counted once, by the process the viewer asked.
+    let delivered = 0;
+    const view = async (proc: AppProcess, file: string, userAgent: string) => {
+      const answer = await fetch(`${liveUrl(proc)}${path.replace('master.m3u8', file)}`, {
+        headers: { 'User-Agent': userAgent },
+      });
+      const body = Buffer.from(await answer.arrayBuffer());
+      if (answer.status === 200) delivered++;
+      return { status: answer.status, body };
+    };
+    const media = await until(
+      'a media playlist through the second process',
+      async () => {
+        const { status, body } = await view(second, '0/index.m3u8', 'first-viewer');
+        return status === 200 && body.includes('#EXTINF') ? body.toString() : undefined;
+      },
+      20_000,
+      200,
+    );
+    const holderAnswered = async (kind: 'playlist' | 'segment') =>
+      metricValue(
+        await metrics(first),
+        `ukiyo_live_hls_requests_total{kind="${kind}",status="200",source="local"`,
+      ) || 0;
+
+    // Ten viewers ask the second process for a segment at once: the holder answers once.
+    const segment = segmentNames(media).at(-1)!;
+    const segmentsBefore = await holderAnswered('segment');
+    const copies = await Promise.all(
+      Array.from({ length: 10 }, (_, n) => view(second, `0/${segment}`, `through-second-${n}`)),
+    );
+    expect(copies.map(({ status }) => status)).toEqual(Array(10).fill(200));
+    expect(new Set(copies.map(({ body }) => body.toString('base64'))).size).toBe(1);
+    expect((await holderAnswered('segment')) - segmentsBefore).toBe(1);
+
+    // So do their blocking reloads for the next segment.
+    const next = Number(/seg([0-9]+)\.m4s/.exec(segment)![1]) + 1;
+    const playlistsBefore = await holderAnswered('playlist');
+    const reloads = await Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        view(second, `0/index.m3u8?_HLS_msn=${next}`, `through-second-${n}`),
+      ),
+    );
+    expect(reloads.map(({ status }) => status)).toEqual(Array(10).fill(200));
+    for (const { body } of reloads) expect(body.toString()).toContain(`seg${next}.m4s`);
+    expect((await holderAnswered('playlist')) - playlistsBefore).toBe(1);
+
+    // The same ten watch through the second process for eight seconds, a reload every 300 ms,
+    // ten others at the holder, and one more poses as a peer there (its signature is not the
+    // fleet's), so each process sees eleven viewers: the holder counts the channel's viewers at
+    // once, those the second process reports with its own.
+    const watch = (proc: AppProcess, userAgent: string) =>
+      (async () => {
+        for (const until = Date.now() + 8_000; Date.now() < until; await sleep(300))
+          expect((await view(proc, '0/index.m3u8', userAgent)).status).toBe(200);
+      })();
+    const forged = await fetch(`${liveUrl(first)}${path.replace('master', '0/index')}`, {
+      headers: { 'User-Agent': 'posing-as-a-peer', 'x-ukiyo-live-peer': 'forged' },
+    });
+    expect(forged.status).toBe(200);
+    await forged.arrayBuffer();
+    delivered++;
+    await Promise.all(
+      Array.from({ length: 10 }, (_, n) => [
+        watch(second, `through-second-${n}`),
+        watch(first, `at-the-holder-${n}`),
+      ]).flat(),
+    );
+    const usage = () =>
+      harness.deps.db
+        .selectFrom('live_usage_hourly')
+        .select([
+          (eb) => eb.fn.sum<number>('hls_requests').as('requests'),
+          (eb) => eb.fn.max('hls_max_viewers').as('viewers'),
+        ])
+        .where('channel_id', '=', channelId)
+        .executeTakeFirstOrThrow();
+    const counted = await until(
+      'the usage of every answer written',
+      async () => {
+        const row = await usage();
+        return Number(row.requests) === delivered ? row : undefined;
+      },
+      20_000,
+      500,
+    );
+    expect(Number(counted.viewers)).toBeGreaterThanOrEqual(20);
+
+    // SIGTERM ends the publishers' sessions and exits cleanly.
     expect(await first.stop('SIGTERM')).toBe(0);
   }, 90_000);
 });

@@ -500,7 +500,8 @@ describe('live ingest and HLS', () => {
       expect(await metric(peer, 'ukiyo_live_hls_requests_total')).toContainEqual(
         expect.objectContaining({ labels: { kind: 'segment', status: '200', source: 'peer' }, value: 1 }),
       );
-      // Delivery is metered once, by the process that read the files.
+      // Delivery is metered once, by the process the viewer asked.
+      await Promise.all([live.live.flushUsage(), peer.live.flushUsage()]);
       const before = await hlsRequestsOf(channelId);
       await fetch(`${peer.baseUrl}${path}`);
       await Promise.all([live.live.flushUsage(), peer.live.flushUsage()]);
