@@ -27,6 +27,13 @@
 // the moment the frame was made (the publisher's first RTP packet is frame time 0), over
 // BENCH_SECONDS (20) of playback. hls.js moves its target latency back a second at each stall, so
 // `hlsJsStalls` goes with it.
+//
+// BENCH_PEER=1: a fleet of two. The viewers (and hls.js) ask a second live process, on the same
+// PostgreSQL (DATABASE_URL, else a throw-away one), which passes each file on to this one once
+// and answers its viewers from what it kept (apps/live/src/hls/peer-cache.ts). This process's
+// figures are then the holder's; the peer's CPU is reported beside them (`PeerCores`,
+// `PeerMicrosecondsPerRequest`), under `live-llhls-fleet`.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -35,11 +42,19 @@ import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
 import { HLS_PLAYER_CONFIG } from '../apps/console/src/features/channel/hls-player.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { report, round2 } from './lib.ts';
+import { cpuMsOf, report, round2, startPostgres, stopPostgres } from './lib.ts';
 import type { ClientsReport, ClientsTask } from './live-llhls-clients.ts';
-import { BITS, childMode, frameTime, startLiveBench, startTimedPublisher } from './live-server.ts';
+import {
+  BITS,
+  childMode,
+  frameTime,
+  startLiveBench,
+  startLivePeer,
+  startTimedPublisher,
+} from './live-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const FLEET = process.env.BENCH_PEER === '1';
 const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '500,1000,2000').split(',').map(Number);
 /**
  * Clients start this long before their window opens: their first blocking reloads, and the live
@@ -170,10 +185,11 @@ const CLIENTS_PER_PROCESS = 500;
 
 /**
  * `count` LL-HLS clients in child processes of CLIENTS_PER_PROCESS; resolves how many kept up,
- * this process's cores (the server) and the children's (the load generator), and the server's
- * CPU per answer beyond the `idleCores` it spends without viewers.
+ * this process's cores (the server) and the children's (the load generator), the server's CPU
+ * per answer beyond the `idleCores` it spends without viewers, and the cores of the peer process
+ * `peerPid` the clients ask, if any.
  */
-async function viewers(media: string, count: number, idleCores: number) {
+async function viewers(media: string, count: number, idleCores: number, peerPid?: number) {
   const children = Array.from({ length: Math.ceil(count / CLIENTS_PER_PROCESS) }, (_, index) => {
     const first = index * CLIENTS_PER_PROCESS;
     return childMode(new URL('./live-llhls-clients.ts', import.meta.url), {
@@ -192,8 +208,10 @@ async function viewers(media: string, count: number, idleCores: number) {
   });
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   const cpuBefore = process.cpuUsage();
+  const peerCpuBefore = peerPid === undefined ? 0 : cpuMsOf(peerPid);
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
   const cpu = process.cpuUsage(cpuBefore);
+  const peerCpuMs = peerPid === undefined ? 0 : cpuMsOf(peerPid) - peerCpuBefore;
   const reports = await Promise.all(reporting);
   // The parts made while the window was open, by the numbers any client saw, less the first and
   // the last: a client that asked a moment before the window opened (or after it closed) got
@@ -224,6 +242,8 @@ async function viewers(media: string, count: number, idleCores: number) {
     failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
     failuresByStatus: failures,
     serverCores: round2((cpu.user + cpu.system) / 1e3 / WINDOW_MS),
+    peerCores: round2(peerCpuMs / WINDOW_MS),
+    peerMicrosecondsPerRequest: Math.round((peerCpuMs * 1000) / Math.max(1, requests)),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     requestsPerSecond: Math.round(requests / (WINDOW_MS / 1000)),
     serverMicrosecondsPerRequest: Math.round(
@@ -242,10 +262,16 @@ async function viewers(media: string, count: number, idleCores: number) {
 }
 
 async function main() {
-  const { live, database, base, token, call } = await startLiveBench();
+  const postgres = FLEET ? await startPostgres() : undefined;
+  const fleet = postgres && { databaseUrl: postgres.url, secretKey: randomBytes(32).toString('base64') };
+  const { live, database, base, token, call } = await startLiveBench(undefined, fleet);
   const loadAtStart = loadavg()[0]!;
   let publisher: ReturnType<typeof startTimedPublisher> | undefined;
+  let peer: Awaited<ReturnType<typeof startLivePeer>>['peer'] | undefined;
   try {
+    // Where the viewers ask: this process, or its peer.
+    let viewerBase = base;
+    if (fleet) ({ peer, base: viewerBase } = await startLivePeer(fleet));
     const channelId = (
       await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
         hls: [{ durationSeconds: 1, video: { width: 1280, height: 720, fps: 30, bps: 2_500_000 } }],
@@ -258,7 +284,7 @@ async function main() {
       const answer = await call('ImageFlux_20200207.ListPlaylistURLs', { channel_id: channelId });
       master = (answer.hls as { playlist_url: string }[])[0]?.playlist_url;
     }
-    const media = `${base}${new URL(master).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    const media = `${viewerBase}${new URL(master).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
     const zero = await publisher.zero;
 
     const figures: Record<string, number> = {};
@@ -272,7 +298,7 @@ async function main() {
     const idleCores = (idle.user + idle.system) / 1e3 / WINDOW_MS;
     figures.serverCoresWithoutViewers = round2(idleCores);
     for (const count of VIEWER_STEPS) {
-      const step = await viewers(media, count, idleCores);
+      const step = await viewers(media, count, idleCores, peer?.child.pid);
       figures[`viewers${count}Admitted`] = step.admitted;
       figures[`viewers${count}FirstPlaylistMedianMs`] = step.firstPlaylistMedianMs;
       figures[`viewers${count}FirstPlaylistP95Ms`] = step.firstPlaylistP95Ms;
@@ -286,12 +312,16 @@ async function main() {
       figures[`viewers${count}RequestsPerSecond`] = step.requestsPerSecond;
       figures[`viewers${count}ServerMicrosecondsPerRequest`] = step.serverMicrosecondsPerRequest;
       figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+      if (peer) {
+        figures[`viewers${count}PeerCores`] = step.peerCores;
+        figures[`viewers${count}PeerMicrosecondsPerRequest`] = step.peerMicrosecondsPerRequest;
+      }
     }
     // Last: Playwright, in this process, turns on async context tracking (AsyncLocalStorage)
     // for good, which would tax every request the viewer steps measure.
     try {
       const { latencies, hlsJsLatencyMs, stalls } = await glassToGlass(
-        `${base}${new URL(master).pathname}`,
+        `${viewerBase}${new URL(master).pathname}`,
         zero,
       );
       figures.glassToGlassMedianMs = Math.round(median(latencies));
@@ -305,7 +335,7 @@ async function main() {
     }
     targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = `>= 2000 (of ${Math.max(...VIEWER_STEPS)})`;
     report(
-      'live-llhls',
+      fleet ? 'live-llhls-fleet' : 'live-llhls',
       {
         ...figures,
         // The machine's load (1 min) when the run started and ended: these figures move with it.
@@ -317,8 +347,10 @@ async function main() {
   } finally {
     // A failed step leaves no publisher (and its ffmpeg) running.
     await publisher?.stop();
+    await peer?.stop();
     await live.close();
     await database.close();
+    stopPostgres(postgres?.process ?? null);
   }
 }
 

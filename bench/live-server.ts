@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { Permission } from '@ukiyo/contract';
 import { createLive, type Live } from '../apps/live/src/index.ts';
-import { freePort, freeUdpPort } from '../apps/server/test/processes.ts';
+import { AppProcess, freePort, freeUdpPort, processEnv } from '../apps/server/test/processes.ts';
 import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
 import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
@@ -49,9 +49,10 @@ const pick = (from: NodeJS.ProcessEnv, names: string[]) =>
 /**
  * The live benchmarks' server: a live process (HTTP, RTMP and SRT listening on loopback) over
  * a fresh database (PGlite, or DATABASE_URL), a live organization and its API token, and a
- * caller of the live API that throws on refusals. `log` replaces the deps' logger.
+ * caller of the live API that throws on refusals. `log` replaces the deps' logger; with
+ * `fleet`, it runs on that PostgreSQL with that SECRET_KEY and its address for peers.
  */
-export async function startLiveBench(log?: Logger) {
+export async function startLiveBench(log?: Logger, fleet?: { databaseUrl: string; secretKey: string }) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
   // Ports known before the live server exists: the ingest URLs its API answers name them.
   const ports = { live: await freePort(), rtmp: await freePort(), srt: await freeUdpPort() };
@@ -65,6 +66,13 @@ export async function startLiveBench(log?: Logger) {
     // ListPlaylistURLs is polled every 50 ms: far beyond a customer's live API budget.
     LIVE_API_RATE_PER_MINUTE: '1000000',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(fleet
+      ? {
+          DATABASE_URL: fleet.databaseUrl,
+          SECRET_KEY: fleet.secretKey,
+          LIVE_INTERNAL_URL: `http://127.0.0.1:${ports.live}`,
+        }
+      : {}),
     // The viewer threads and their limit as the environment sets them (threads against none).
     ...pick(process.env, ['LIVE_VIEWER_THREADS', 'LIVE_MAX_EVENT_LOOP_UTILIZATION']),
   });
@@ -103,6 +111,27 @@ export async function startLiveBench(log?: Logger) {
     return answer;
   };
   return { live, database, base, token, call };
+}
+
+/**
+ * A second live process of startLiveBench's fleet (`apps/live/src/main.ts`, as `npm run
+ * start:live` runs it), once ready: the limit of its thread as the environment sets it.
+ */
+export async function startLivePeer(fleet: { databaseUrl: string; secretKey: string }) {
+  const port = await freePort();
+  const peer = new AppProcess(
+    'live-peer',
+    'apps/live/src/main.ts',
+    await processEnv({
+      DATABASE_URL: fleet.databaseUrl,
+      SECRET_KEY: fleet.secretKey,
+      LIVE_PORT: String(port),
+      LIVE_INTERNAL_URL: `http://127.0.0.1:${port}`,
+      ...pick(process.env, ['LIVE_MAX_EVENT_LOOP_UTILIZATION']),
+    }),
+  ).start();
+  await peer.ready();
+  return { peer, base: `http://127.0.0.1:${port}` };
 }
 
 /** The werift publisher of bench/live.ts in a child process; resolves frame time 0's wall clock. */

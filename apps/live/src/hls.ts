@@ -96,8 +96,8 @@ interface HlsRequest {
   file: string;
   /** Address and user agent: the unit of the waiting caps and of viewers. */
   client: string;
-  query: { msn: string | undefined; part: string | undefined };
-  /** The path and query, as signed for and by a peer. */
+  query: { msn: string | undefined; part: string | undefined; token: string | undefined };
+  /** The path and query as asked, which a peer's signature covers. */
   target: string;
   /** The request's PEER_HEADER, if any. */
   peerSignature: string | undefined;
@@ -155,6 +155,19 @@ function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number)
  */
 function clientOf(address: string, userAgent: string | undefined): string {
   return `${address} ${userAgent ?? ''}`.slice(0, MAX_CLIENT_LENGTH);
+}
+
+/**
+ * What a peer is asked for a request: its path and the query parameters the holder reads, in one
+ * order, so that the rest of a query (anything a client adds) is neither passed on nor kept apart.
+ */
+function peerTarget({ channelId, connectionId, file, query }: HlsRequest): string {
+  const parameters = new URLSearchParams();
+  if (query.msn !== undefined) parameters.set('_HLS_msn', query.msn);
+  if (query.part !== undefined) parameters.set('_HLS_part', query.part);
+  if (query.token !== undefined) parameters.set('token', query.token);
+  const search = parameters.size > 0 ? `?${parameters}` : '';
+  return `/hls/${channelId}/${connectionId}/${file}${search}`;
 }
 
 /** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
@@ -434,7 +447,7 @@ export function mountHls(
     if (!answer && peer !== undefined) {
       source = 'peer';
       // Every LL-HLS request may wait there (blocking reloads, the hinted part).
-      answer = await fromPeer(peer, channelId, target, !file.endsWith('.ts'));
+      answer = await fromPeer(peer, channelId, peerTarget(request), !file.endsWith('.ts'));
       if (answer.status === 200 && answer.organizationId !== undefined) {
         usage.hls(channelId, answer.organizationId, answer.body.length, client);
         peerViewers.seen(peer, channelId, client);
@@ -462,7 +475,7 @@ export function mountHls(
       connectionId: c.req.param('connection'),
       file: c.req.param('file'),
       client: clientOf(clientAddress(c, config), c.req.header('user-agent')),
-      query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') },
+      query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part'), token: c.req.query('token') },
       target: `${c.req.path}${new URL(c.req.url).search}`,
       peerSignature: c.req.header(PEER_HEADER),
     });
@@ -484,7 +497,11 @@ export function mountHls(
       connectionId,
       file,
       client: clientOf(address, headers['user-agent']),
-      query: { msn: query?.get('_HLS_msn') ?? undefined, part: query?.get('_HLS_part') ?? undefined },
+      query: {
+        msn: query?.get('_HLS_msn') ?? undefined,
+        part: query?.get('_HLS_part') ?? undefined,
+        token: query?.get('token') ?? undefined,
+      },
       target: url,
       peerSignature: headers[PEER_HEADER] as string | undefined,
     }).then(

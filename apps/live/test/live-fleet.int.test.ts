@@ -184,6 +184,10 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     expect(copies.map(({ status }) => status)).toEqual(Array(10).fill(200));
     expect(new Set(copies.map(({ body }) => body.toString('base64'))).size).toBe(1);
     expect((await holderAnswered('segment')) - segmentsBefore).toBe(1);
+    // A query the holder does not read changes nothing: the kept answer serves it.
+    const busted = await view(second, `0/${segment}?cache-buster=${Date.now()}`, 'through-second-0');
+    expect(busted.body.equals(copies[0]!.body)).toBe(true);
+    expect((await holderAnswered('segment')) - segmentsBefore).toBe(1);
 
     // So do their blocking reloads for the next segment.
     const next = Number(/seg([0-9]+)\.m4s/.exec(segment)![1]) + 1;
