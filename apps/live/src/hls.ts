@@ -419,7 +419,7 @@ export function mountHls(
         const organization = Number(answer.headers.get(ORGANIZATION_HEADER));
         return {
           status: answer.status,
-          body: new Uint8Array(await answer.arrayBuffer()),
+          body: Buffer.from(await answer.arrayBuffer()),
           headers,
           ...(Number.isInteger(organization) && organization > 0 ? { organizationId: organization } : {}),
         };

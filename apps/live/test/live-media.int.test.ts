@@ -453,7 +453,7 @@ describe('live ingest and HLS', () => {
     await publisher.stop();
   });
 
-  it('serves HLS from any live process of the fleet, counted once by the one holding the publisher', async () => {
+  it('serves HLS from any live process of the fleet, metered once, by the process the viewer asked', async () => {
     const peer = await startLive(server);
     try {
       const created = await live.call(
