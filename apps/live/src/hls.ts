@@ -261,28 +261,41 @@ export function mountHls(
   const waitingPerChannel = new WaitingCounts(MAX_WAITING_PER_CHANNEL);
 
   /**
-   * Waits, within the caps, for `subscribe`'s wake (the caller checked it is not there yet):
-   * undefined once it comes, else the answer saying why not. A peer (`client` undefined) has no
-   * cap of its own: it asks once per file, however many of its viewers wait (PeerCache).
+   * `wait`'s result, waited for within the caps, else the answer saying why not. A peer (`client`
+   * undefined) has no cap of its own: it asks once per file, however many of its viewers wait
+   * (PeerCache), and caps them itself.
    */
-  const hold = async (
+  const capped = async <T>(
     channelId: string,
     client: string | undefined,
-    subscribe: (wake: () => void) => () => void,
-    timeoutMs: number,
-  ): Promise<Answer | undefined> => {
+    wait: () => Promise<T>,
+  ): Promise<T | Answer> => {
     if (!waitingPerChannel.take(channelId)) return text(429, 'too many waiting requests for this channel');
     if (client !== undefined && !waitingPerClient.take(client)) {
       waitingPerChannel.release(channelId);
       return text(429, 'too many waiting requests from this client');
     }
     try {
-      return (await waitFor(subscribe, timeoutMs)) ? undefined : text(503, 'not produced in time');
+      return await wait();
     } finally {
       if (client !== undefined) waitingPerClient.release(client);
       waitingPerChannel.release(channelId);
     }
   };
+
+  /**
+   * Waits, within the caps, for `subscribe`'s wake (the caller checked it is not there yet):
+   * undefined once it comes, else the answer saying why not.
+   */
+  const hold = (
+    channelId: string,
+    client: string | undefined,
+    subscribe: (wake: () => void) => () => void,
+    timeoutMs: number,
+  ): Promise<Answer | undefined> =>
+    capped(channelId, client, async () =>
+      (await waitFor(subscribe, timeoutMs)) ? undefined : text(503, 'not produced in time'),
+    );
 
   /** An LL-HLS playlist, blocking until `_HLS_msn` / `_HLS_part` when asked (RFC 8216bis 6.2.5.2). */
   const lowLatencyPlaylist = async (
@@ -446,8 +459,12 @@ export function mountHls(
       : await local(channelId, request.connectionId, file, client, request.query, fromPeerProcess);
     if (!answer && peer !== undefined) {
       source = 'peer';
-      // Every LL-HLS request may wait there (blocking reloads, the hinted part).
-      answer = await fromPeer(peer, channelId, peerTarget(request), !file.endsWith('.ts'));
+      // Every LL-HLS request may wait there (blocking reloads, the hinted part): within the caps
+      // of waiting requests here, as at the holder.
+      const asked = peerTarget(request);
+      answer = file.endsWith('.ts')
+        ? await fromPeer(peer, channelId, asked, false)
+        : await capped(channelId, client, () => fromPeer(peer, channelId, asked, true));
       if (answer.status === 200 && answer.organizationId !== undefined) {
         usage.hls(channelId, answer.organizationId, answer.body.length, client);
         peerViewers.seen(peer, channelId, client);

@@ -200,6 +200,11 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     expect(reloads.map(({ status }) => status)).toEqual(Array(10).fill(200));
     for (const { body } of reloads) expect(body.toString()).toContain(`seg${next}.m4s`);
     expect((await holderAnswered('playlist')) - playlistsBefore).toBe(1);
+    // One client's waiting requests are capped here as at the holder: its ninth is refused.
+    const waiting = await Promise.all(
+      Array.from({ length: 9 }, () => view(second, `0/index.m3u8?_HLS_msn=${next + 2}`, 'impatient')),
+    );
+    expect(waiting.map(({ status }) => status).sort()).toEqual([...Array(8).fill(200), 429]);
 
     // The same ten watch through the second process for eight seconds, a reload every 300 ms,
     // ten others at the holder, and one more poses as a peer there (its signature is not the
