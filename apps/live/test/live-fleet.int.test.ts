@@ -189,7 +189,7 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     expect(busted.body.equals(copies[0]!.body)).toBe(true);
     expect((await holderAnswered('segment')) - segmentsBefore).toBe(1);
 
-    // So do their blocking reloads for the next segment.
+    // Their blocking reloads for the next segment cost the holder one answer too.
     const next = Number(/seg([0-9]+)\.m4s/.exec(segment)![1]) + 1;
     const playlistsBefore = await holderAnswered('playlist');
     const reloads = await Promise.all(
