@@ -233,9 +233,11 @@ export function mountHls(
       log.warn({ err: error, channelId: report.channelId, peer }, 'peer live process took no viewers report');
     }
   });
-  // A peer's report: the viewers it served a channel of this process's to.
+  // A peer's report: the viewers it served a channel of this process's to. A request without
+  // the peer header is refused before its body is read.
   app.post(
     VIEWERS_REPORT_PATH,
+    async (c, next) => (c.req.header(PEER_HEADER) === undefined ? c.text('not a peer', 403) : next()),
     bodyLimit({ maxSize: 8 * 1024 * 1024, onError: (c) => c.text('too large', 413) }),
     async (c) => {
       const body = await c.req.text();

@@ -144,6 +144,17 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     );
     const ready = JSON.parse((await get(Number(first.env.METRICS_PORT), 'x', '/readyz')).body.toString());
     expect(ready).toMatchObject({ status: 'ok', checks: { database: { ok: true }, files: { ok: true } } });
+
+    // Only a peer, which signs its body with the fleet's key, reports viewers.
+    const report = JSON.stringify({ channelId, clients: ['forged viewer'] });
+    for (const headers of [{}, { 'x-ukiyo-live-peer': 'forged' }] as Record<string, string>[]) {
+      const refused = await fetch(`${liveUrl(first)}/internal/hls-viewers`, {
+        method: 'POST',
+        headers,
+        body: report,
+      });
+      expect(refused.status).toBe(403);
+    }
   }, 90_000);
 
   it('answers a crowd through the other process with one request to the holder per file, and counts each viewer once', async () => {
