@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { symbols, type Logger } from 'pino';
 
 export interface AccessLine {
+  /** Epoch milliseconds. */
+  time: number;
   reqId: string;
   method: string | undefined;
   host: string | undefined;
@@ -13,22 +15,34 @@ export interface AccessLine {
   client: string | undefined;
 }
 
-const json = (value: string | undefined) => (value === undefined ? 'null' : JSON.stringify(value));
+/** Characters a JSON string may hold as they are (printable ASCII but `"` and `\\`). */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+const json = (value: string | undefined) =>
+  value === undefined ? 'null' : PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
 
 /** pino's number for `info`. */
 const INFO = 30;
 
+/** Lines gathered before they go to the stream, or this long after the first of them. */
+const BATCH_CHARACTERS = 64 * 1024;
+const BATCH_MS = 250;
+
 /**
- * One JSON line per delivery request, in the process logger's format and on its stream (an
- * asynchronous one: lines written while a write is in flight go out together), built by hand:
- * the fields are known and hold no secrets, so pino's generic serialisation and redaction,
- * which cost a hit more than its answer, are skipped. `sample` (0 to 1) keeps that share of
- * the lines of successful requests; every failure is logged.
+ * One JSON line per delivery request, in the process logger's format and on its stream, built
+ * by hand: the fields are known and hold no secrets, so pino's generic serialisation and
+ * redaction, which cost a hit more than its answer, are skipped. Lines go to the stream in
+ * batches (64 KiB, or a quarter second after the first): the stream's cost per write grows
+ * with what it already holds, and each of its writes is a round trip to a libuv thread.
+ * `sample` (0 to 1) keeps that share of the lines of successful requests; every failure is
+ * logged.
  */
 export class AccessLog {
   private readonly stream: { write(line: string): unknown };
   private readonly prefix: string;
   private readonly enabled: boolean;
+  private pending = '';
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     log: Logger,
@@ -41,13 +55,23 @@ export class AccessLog {
 
   write(line: AccessLine): void {
     if (!this.enabled || (line.status < 400 && this.sample < 1 && Math.random() >= this.sample)) return;
-    this.stream.write(
-      `{"level":${INFO},"time":${Date.now()},${this.prefix},"reqId":${json(line.reqId)},` +
-        `"method":${json(line.method)},"host":${json(line.host)},"url":${json(line.url)},` +
-        `"status":${line.status},"bytes":${line.bytes},"ms":${line.ms},"cache":"${line.cache}",` +
-        `"client":${json(line.client)},"msg":"edge request"}\n`,
-    );
+    this.pending +=
+      `{"level":${INFO},"time":${line.time},${this.prefix},"reqId":${json(line.reqId)},` +
+      `"method":${json(line.method)},"host":${json(line.host)},"url":${json(line.url)},` +
+      `"status":${line.status},"bytes":${line.bytes},"ms":${line.ms},"cache":"${line.cache}",` +
+      `"client":${json(line.client)},"msg":"edge request"}\n`;
+    if (this.pending.length >= BATCH_CHARACTERS) this.flush();
+    else this.timer ??= setTimeout(this.flush, BATCH_MS).unref();
   }
+
+  /** Hands what is gathered to the stream (at once on shutdown). */
+  readonly flush = (): void => {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending === '') return;
+    this.stream.write(this.pending);
+    this.pending = '';
+  };
 }
 
 /**

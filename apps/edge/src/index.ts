@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { DiskCache } from './cache/disk-cache.ts';
 import { SharedTier, type SharedTierOptions } from './cache/shared-tier.ts';
 import { FanOut } from './fanout.ts';
+import { HotPathServer } from './hot-socket.ts';
 import { Metering } from './metering.ts';
 import { EdgeMetrics } from './metrics.ts';
 import { HttpFetcher } from './origins/http.ts';
@@ -265,7 +266,9 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   metering.start(options.meteringFlushMs);
   const workerPriority = new WorkerPriority();
   workerPriority.start(() => handler.transformQueue.running > 0);
-  const server = createServer({ keepAliveTimeout: 65_000 }, handler.listener);
+  const server = options.hitPath
+    ? new HotPathServer({ keepAliveTimeout: 65_000 }, handler.listener, handler.hotAnswer)
+    : createServer({ keepAliveTimeout: 65_000 }, handler.listener);
   const tlsServer = createHttpsServer(
     {
       keepAliveTimeout: 65_000,
@@ -320,6 +323,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     async close({ graceMs = 0 } = {}) {
       health.shuttingDown = true;
       await Promise.all([server, tlsServer].map((listening) => drainServer(listening, graceMs)));
+      handler.accessLog.flush();
       registry.stop();
       workerPriority.stop();
       await metering.stop();

@@ -16,6 +16,7 @@ import {
 } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
 import { AccessLog, RequestIds } from './access-log.ts';
+import type { HitRequest, HotAnswer } from './hot-socket.ts';
 import { clientAddress } from './acl.ts';
 import { DiskCache, type IndexedMeta, type VariantMeta } from './cache/disk-cache.ts';
 import type { SharedTier } from './cache/shared-tier.ts';
@@ -87,7 +88,27 @@ interface Memo {
   /** Variant id by format chain choice ('' without a chain). */
   ids: Map<string, string>;
   /** The answer's headers for one variant in one second (they carry the time left). */
-  block?: { meta: IndexedMeta; second: number; headers: Array<string | number> };
+  block?: HeaderBlock;
+}
+
+interface HeaderBlock {
+  meta: IndexedMeta;
+  second: number;
+  /** For ServerResponse.writeHead. */
+  list: Array<string | number>;
+  /** For the hot path: `Name: value` lines, each ending in CRLF. */
+  lines: string;
+  /** Every value is one node:http would write. */
+  writable: boolean;
+}
+
+/** A request answered from memory; node:http or the hot path writes it. */
+interface MemoryHit {
+  status: 200 | 304;
+  block: HeaderBlock;
+  requestId: string;
+  body: Buffer;
+  bodyless: boolean;
 }
 
 /** Memos kept; the oldest is dropped past it (a URL seen once costs one entry, briefly). */
@@ -107,7 +128,8 @@ export class EdgeHandler {
   private readonly transforms: TransformQueue;
   private readonly memos = new Map<string, Memo>();
   private readonly requestIds = new RequestIds();
-  private readonly accessLog: AccessLog;
+  /** Batched: flushed on shutdown. */
+  readonly accessLog: AccessLog;
 
   constructor(
     private readonly deps: {
@@ -140,13 +162,20 @@ export class EdgeHandler {
     return { queued: this.transforms.queued, running: this.transforms.running };
   }
 
+  /** Requests node:http parsed (over TLS, or not for the hot path): a hit, else the full path. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    // The caller's (a proxy's) id when it looks like one, else ours: one id across the logs.
-    const incomingId = req.headers['x-request-id'];
-    const requestId =
-      typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : this.requestIds.next();
-    if (this.deps.hitPath && this.answerFromMemory(req, res, requestId, started)) return;
+    const view = hitRequestOf(req);
+    const hit = this.deps.hitPath ? this.answerFromMemory(view, started) : undefined;
+    if (hit) {
+      const headers = hit.block.list.slice();
+      headers.push('X-Request-Id', hit.requestId);
+      if (hit.status === 200) headers.push('Content-Length', hit.body.length);
+      res.writeHead(hit.status, headers);
+      res.end(hit.bodyless ? undefined : hit.body);
+      return;
+    }
+    const requestId = this.requestIdOf(view);
     res.setHeader('X-Request-Id', requestId);
     let origin: EdgeOrigin | null = null;
     const delivery: Delivery = { status: 0, bytes: 0 };
@@ -178,7 +207,7 @@ export class EdgeHandler {
 
     res.on('finish', () => {
       delivery.status = res.statusCode;
-      this.record(req, delivery, started, requestId, origin);
+      this.record(view, delivery, started, requestId, origin);
     });
 
     const probe = this.deps.probe;
@@ -198,7 +227,7 @@ export class EdgeHandler {
       }
     }
 
-    this.serve(req, (found) => {
+    this.serve(req, view, (found) => {
       origin = found;
     })
       .then(({ variant, cache, resolved }) => {
@@ -236,80 +265,89 @@ export class EdgeHandler {
       });
   };
 
+  /** Requests the hot path read off the socket (hot-socket.ts): a hit, else undefined. */
+  readonly hotAnswer: HotAnswer = (req) => {
+    const hit = this.answerFromMemory(req, performance.now());
+    if (hit) this.deps.metrics.answeredOnSocket();
+    return (
+      hit && {
+        status: hit.status,
+        headers: `${hit.block.lines}X-Request-Id: ${hit.requestId}\r\n`,
+        body: hit.body,
+        bodyless: hit.bodyless,
+      }
+    );
+  };
+
   /**
    * The hit path: a request resolved before (a memo) whose variant is fresh in memory is
-   * answered here, synchronously, with headers formatted once a second. False when the
+   * answered from it, with headers formatted once a second, and recorded. Undefined when the
    * request needs the full path; the full path gives the same answer to anything answered
    * here (test/hit-path.int.test.ts).
    */
-  private answerFromMemory(
-    req: IncomingMessage,
-    res: ServerResponse,
-    requestId: string,
-    started: number,
-  ): boolean {
-    const memo = this.memos.get(`${req.headers.host}\n${req.url}`);
-    if (!memo || memo.generation !== this.deps.registry.generation) return false;
+  private answerFromMemory(req: HitRequest, started: number): MemoryHit | undefined {
+    const memo = this.memos.get(`${req.host}\n${req.url}`);
+    if (!memo || memo.generation !== this.deps.registry.generation) return undefined;
     const { resolved } = memo;
     const { origin, params } = resolved;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    if (!origin.acl.empty && !origin.acl.allows(this.clientOf(req))) return false;
-    if (origin.enableSignedUrl && signatureOf(req) !== memo.signature) return false;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+    if (!origin.acl.empty && !origin.acl.allows(this.clientOf(req))) return undefined;
+    if (origin.enableSignedUrl && req.signature !== memo.signature) return undefined;
     const now = Date.now();
-    if (isExpired(params.expires, new Date(now))) return false;
-    const id = memo.ids.get(String(chainChoice(params.f, req.headers.accept) ?? ''));
+    if (params.expires !== undefined && isExpired(params.expires, new Date(now))) return undefined;
+    const id = memo.ids.get(String(chainChoice(params.f, req.accept) ?? ''));
     const held = id === undefined ? undefined : this.deps.cache.hotVariant(id);
-    if (!held || held.meta.freshUntil <= now) return false;
+    if (!held || held.meta.freshUntil <= now) return undefined;
     const second = Math.floor(now / 1000);
-    if (memo.block?.meta !== held.meta || memo.block.second !== second) {
-      const headers = variantHeaders(held, resolved, now, 'HIT');
-      memo.block = {
-        meta: held.meta,
-        second,
-        headers: Object.entries({ ...CORS_HEADERS, ...headers }).flat(),
-      };
-    }
-    const headers = memo.block.headers.slice();
-    headers.push('X-Request-Id', requestId);
-    const notModified = matchesEtag(req.headers['if-none-match'], held.meta.etag);
+    if (memo.block?.meta !== held.meta || memo.block.second !== second)
+      memo.block = headerBlock(held.meta, second, variantHeaders(held, resolved, now, 'HIT'));
+    // Headers node:http would refuse to write are the full path's to refuse.
+    if (!memo.block.writable) return undefined;
+    const requestId = this.requestIdOf(req);
+    const notModified = matchesEtag(req.ifNoneMatch, held.meta.etag);
     const bodyless = notModified || req.method === 'HEAD';
-    if (!notModified) headers.push('Content-Length', held.data.length);
-    res.writeHead(notModified ? 304 : 200, headers);
-    res.end(bodyless ? undefined : held.data);
     const delivery = deliveredImage('memory', resolved, held.meta);
-    delivery.status = res.statusCode;
+    delivery.status = notModified ? 304 : 200;
     delivery.bytes = bodyless ? 0 : held.data.length;
-    this.record(req, delivery, started, requestId, origin);
-    return true;
+    this.record(req, delivery, started, requestId, origin, now);
+    return { status: delivery.status as 200 | 304, block: memo.block, requestId, body: held.data, bodyless };
+  }
+
+  /** The caller's (a proxy's) id when it looks like one, else ours: one id across the logs. */
+  private requestIdOf(req: HitRequest): string {
+    const incoming = req.requestId;
+    return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : this.requestIds.next();
   }
 
   /** Usage and analytics, metrics and the access log line of one answered request. */
   private record(
-    req: IncomingMessage,
+    req: HitRequest,
     delivery: Delivery,
     started: number,
     requestId: string,
     origin: EdgeOrigin | null,
+    now = Date.now(),
   ): void {
-    if (origin) this.deps.metering.record(origin.id, origin.organizationId, delivery);
+    if (origin) this.deps.metering.record(origin.id, origin.organizationId, delivery, now);
     const ms = performance.now() - started;
     const cache = delivery.cache ? CACHE_HEADER[delivery.cache] : '-';
     this.deps.metrics.answered(delivery.status, cache, ms / 1000);
     this.accessLog.write({
+      time: now,
       reqId: requestId,
       method: req.method,
-      host: req.headers.host,
+      host: req.host,
       url: req.url,
       status: delivery.status,
       bytes: delivery.bytes,
       ms: Math.round(ms * 10) / 10,
       cache,
-      client: req.socket.remoteAddress,
+      client: req.remoteAddress,
     });
   }
 
-  private clientOf(req: IncomingMessage): string {
-    return clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.deps.trustProxy);
+  private clientOf(req: HitRequest): string {
+    return clientAddress(req.remoteAddress, req.forwardedFor, this.deps.trustProxy);
   }
 
   /** The variants cached for one image URL (or a path of the origin). */
@@ -377,6 +415,7 @@ export class EdgeHandler {
 
   private async serve(
     req: IncomingMessage,
+    view: HitRequest,
     onOrigin: (origin: EdgeOrigin) => void,
   ): Promise<{ variant: Variant; cache: CacheResult; resolved: Resolved }> {
     if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -385,7 +424,7 @@ export class EdgeHandler {
     const origin = this.deps.registry.forHost(hostHeader.replace(/:\d+$/, '').toLowerCase());
     if (!origin) throw new Refusal(404, 'unknown-host', 'unknown host');
     onOrigin(origin);
-    const resolved = this.resolve(req, origin);
+    const resolved = this.resolve(req, view, origin);
     const hot = this.deps.cache.hotVariant(resolved.id);
     const cached = hot ?? (await this.deps.cache.load(resolved.id));
     if (cached && cached.meta.freshUntil > Date.now())
@@ -411,13 +450,13 @@ export class EdgeHandler {
     }
   }
 
-  private resolve(req: IncomingMessage, origin: EdgeOrigin): Resolved {
-    if (!origin.acl.allows(this.clientOf(req))) throw new Refusal(403, 'access-denied', 'access denied');
+  private resolve(req: IncomingMessage, view: HitRequest, origin: EdgeOrigin): Resolved {
+    if (!origin.acl.allows(this.clientOf(view))) throw new Refusal(403, 'access-denied', 'access denied');
     const rawUrl = req.url ?? '/';
     const query = rawUrl.indexOf('?');
     const rawPath = query < 0 ? rawUrl : rawUrl.slice(0, query);
     if (!rawPath.startsWith('/')) throw new Refusal(400, 'bad-path', 'bad request path');
-    const signature = signatureOf(req);
+    const { signature } = view;
     if (origin.enableSignedUrl && !verifySignature(origin.signingSecret, rawPath, signature))
       throw new Refusal(403, 'invalid-signature', 'invalid signature');
     const split = splitPath(rawPath);
@@ -678,9 +717,40 @@ function variantHeaders(
   return headers;
 }
 
-function signatureOf(req: IncomingMessage): string | undefined {
-  const header = req.headers['x-imageflux-signature'];
-  return Array.isArray(header) ? header[0] : header;
+/** What a hit reads of a request node:http parsed (hot-socket.ts reads the same off a socket). */
+function hitRequestOf(req: IncomingMessage): HitRequest {
+  const { headers } = req;
+  const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+  return {
+    method: req.method,
+    url: req.url,
+    host: headers.host,
+    accept: headers.accept,
+    ifNoneMatch: headers['if-none-match'],
+    signature: header(headers['x-imageflux-signature']),
+    forwardedFor: header(headers['x-forwarded-for']),
+    requestId: header(headers['x-request-id']),
+    remoteAddress: req.socket.remoteAddress,
+  };
+}
+
+/** Characters node:http refuses in a header value. */
+const UNWRITABLE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** One variant's answer headers for one second, as node:http takes them and as raw lines. */
+function headerBlock(
+  meta: IndexedMeta,
+  second: number,
+  headers: Record<string, string | number>,
+): HeaderBlock {
+  const all = Object.entries({ ...CORS_HEADERS, ...headers });
+  return {
+    meta,
+    second,
+    list: all.flat(),
+    lines: all.map(([name, value]) => `${name}: ${value}\r\n`).join(''),
+    writable: all.every(([, value]) => !UNWRITABLE.test(String(value))),
+  };
 }
 
 function matchesEtag(header: string | undefined, etag: string): boolean {

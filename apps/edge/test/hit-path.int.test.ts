@@ -2,7 +2,8 @@
 // directory: `hot` has seen each URL once already, so it answers from memory where it can;
 // `full` has its hit path off and reads the same variants from disk. For random URLs (valid
 // ones and the fuzzer's) and random request headers (Accept, If-None-Match, signature, client
-// address, method) on a plain, a signed and an ACL-guarded origin, the answers must match.
+// address, method, written in several styles) on a plain, a signed and an ACL-guarded origin,
+// the answers must match. `hot` reads repeated hits off the socket (src/hot-socket.ts).
 import { mkdtempSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,16 +40,45 @@ interface Answer {
   body: Buffer;
 }
 
+/**
+ * How the request's head is written: the hot path reads heads off the socket itself, so names
+ * in capitals, padded values, a header twice and `Connection: close` must mean what they mean
+ * to node:http.
+ */
+type HeadStyle = 'plain' | 'capitals' | 'padded' | 'accept-twice' | 'close';
+
+function rawHeaders(headers: Record<string, string>, style: HeadStyle): string[] {
+  const pairs = Object.entries(headers).map(([name, value]) => [
+    style === 'capitals' ? name.toUpperCase() : name,
+    style === 'padded' ? ` \t${value}\t ` : value,
+  ]);
+  if (style === 'accept-twice') pairs.push(['Accept', 'image/png']);
+  if (style === 'close') pairs.push(['Connection', 'close']);
+  return pairs.flat();
+}
+
 function ask(
   edge: Edge,
   host: string,
   path: string,
-  { method = 'GET', client = '127.0.0.1', headers = {} as Record<string, string> } = {},
+  {
+    method = 'GET',
+    client = '127.0.0.1',
+    headers = {} as Record<string, string>,
+    style = 'plain' as HeadStyle,
+  } = {},
 ): Promise<Answer> {
   const { port } = edge.server.address() as AddressInfo;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path, method, localAddress: client, headers: { host, ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        localAddress: client,
+        headers: rawHeaders({ host, ...headers }, style),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -147,6 +177,7 @@ const requestCase = fc.record({
   ifNoneMatch: fc.constantFrom(undefined, 'same', '"other"'),
   client: fc.constantFrom('127.0.0.1', '127.0.0.2'),
   method: fc.constantFrom('GET', 'GET', 'HEAD'),
+  style: fc.constantFrom<HeadStyle>('plain', 'plain', 'capitals', 'padded', 'accept-twice', 'close'),
 });
 
 describe('the hit path', () => {
@@ -172,7 +203,7 @@ describe('the hit path', () => {
         const first = await ask(hot, host, path, { headers: warm });
         if (c.ifNoneMatch)
           headers['if-none-match'] = c.ifNoneMatch === 'same' ? String(first.headers.etag) : c.ifNoneMatch;
-        const options = { headers, client: c.client, method: c.method };
+        const options = { headers, client: c.client, method: c.method, style: c.style };
         const answer = comparable(await ask(hot, host, path, options));
         const reference = comparable(await ask(full, host, path, options));
         if (answer.headers['x-cache'] === 'HIT') fromMemory++;
@@ -181,7 +212,10 @@ describe('the hit path', () => {
       }),
       { numRuns: RUNS, seed: SEED },
     );
-    // The comparison covered the hit path, not only refusals.
+    // The comparison covered the hit path, not only refusals, and the hot path on the socket.
     expect(fromMemory).toBeGreaterThan(RUNS / 5);
+    const hotAnswers = (await hot.metrics.getSingleMetric('ukiyo_edge_hot_path_answers_total')?.get())
+      ?.values;
+    expect(hotAnswers?.[0]?.value).toBeGreaterThan(RUNS / 10);
   });
 });

@@ -1,0 +1,316 @@
+import { Server, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+
+/**
+ * What a cache hit reads of a request (EdgeHandler.answerFromMemory); the rest of the head
+ * does not change its answer.
+ */
+export interface HitRequest {
+  method: string | undefined;
+  url: string | undefined;
+  host: string | undefined;
+  accept: string | undefined;
+  ifNoneMatch: string | undefined;
+  signature: string | undefined;
+  forwardedFor: string | undefined;
+  requestId: string | undefined;
+  remoteAddress: string | undefined;
+}
+
+/** An answer from memory, framed by the hot path. */
+export interface HotResponse {
+  status: 200 | 304;
+  /** Header lines, each ending in CRLF; no framing headers (Date, Connection, Content-Length). */
+  headers: string;
+  /** The body, or its length alone for HEAD and 304 (not sent). */
+  body: Buffer;
+  bodyless: boolean;
+}
+
+/** Undefined: the request needs the full path. */
+export type HotAnswer = (request: HitRequest) => HotResponse | undefined;
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+/** Larger heads go to node:http, whose limit (16 KiB) and timeouts then apply. */
+const MAX_HEAD_BYTES = 8 * 1024;
+/** Answers written but not yet taken by the client; past it node:http's flow control takes over. */
+const MAX_UNSENT_BYTES = 1024 * 1024;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Anything but printable ASCII, tab and CRLF line ends (a lone CR or LF included) is for
+ * node:http to judge.
+ */
+const ODD = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
+const VERSION = ' HTTP/1.1';
+
+/**
+ * A request head (without its blank line) as the hot path may answer it, or undefined. Only a
+ * strict subset of HTTP/1.1 qualifies: GET or HEAD of an origin-form target, one Host, no
+ * body, no upgrade, no Connection but keep-alive, none of the headers a hit reads twice. The
+ * values are what node:http would give (trimmed, latin1), so a memo made from node:http's
+ * request matches exactly the heads that mean the same request. A scan rather than a general
+ * parser: it runs for every hit.
+ */
+export function parseHead(head: string, remoteAddress: string | undefined): HitRequest | undefined {
+  if (ODD.test(head)) return undefined;
+  const method = head.startsWith('GET /') ? 'GET' : head.startsWith('HEAD /') ? 'HEAD' : undefined;
+  if (!method) return undefined;
+  const requestLineEnd = head.indexOf('\r\n');
+  const targetEnd = requestLineEnd - VERSION.length;
+  if (requestLineEnd < 0 || head.indexOf(' ', method.length + 1) !== targetEnd) return undefined;
+  if (!head.startsWith(VERSION, targetEnd)) return undefined;
+  const request: HitRequest = {
+    method,
+    url: head.slice(method.length + 1, targetEnd),
+    host: undefined,
+    accept: undefined,
+    ifNoneMatch: undefined,
+    signature: undefined,
+    forwardedFor: undefined,
+    requestId: undefined,
+    remoteAddress,
+  };
+  for (let start = requestLineEnd + 2; start < head.length;) {
+    let end = head.indexOf('\r\n', start);
+    if (end < 0) end = head.length;
+    const colon = head.indexOf(':', start);
+    if (colon < 0 || colon > end) return undefined;
+    const name = head.slice(start, colon);
+    if (!HEADER_NAME.test(name)) return undefined;
+    let from = colon + 1;
+    let to = end;
+    while (from < to && isBlank(head.charCodeAt(from))) from++;
+    while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
+    const value = head.slice(from, to);
+    start = end + 2;
+    switch (name.toLowerCase()) {
+      case 'host':
+        if (request.host !== undefined) return undefined;
+        request.host = value;
+        break;
+      case 'accept':
+        if (request.accept !== undefined) return undefined;
+        request.accept = value;
+        break;
+      case 'if-none-match':
+        if (request.ifNoneMatch !== undefined) return undefined;
+        request.ifNoneMatch = value;
+        break;
+      case 'x-imageflux-signature':
+        if (request.signature !== undefined) return undefined;
+        request.signature = value;
+        break;
+      case 'x-forwarded-for':
+        if (request.forwardedFor !== undefined) return undefined;
+        request.forwardedFor = value;
+        break;
+      case 'x-request-id':
+        if (request.requestId !== undefined) return undefined;
+        request.requestId = value;
+        break;
+      case 'connection':
+        if (value.toLowerCase() !== 'keep-alive') return undefined;
+        break;
+      case 'content-length':
+      case 'transfer-encoding':
+      case 'upgrade':
+      case 'expect':
+        return undefined;
+    }
+  }
+  return request.host === undefined ? undefined : request;
+}
+
+const HTTP_1 = /^[^\r\n]* HTTP\/1\.[01](?:\r\n|$)/;
+const BODY_OR_PROTOCOL = /^CONNECT |\r\n(?:content-length|transfer-encoding|upgrade|expect)[ \t]*:/i;
+
+/**
+ * Whether node:http reads this head as one request and nothing after it: no body follows, and
+ * the connection stays HTTP/1. Such a request can be counted while node:http answers it.
+ */
+export function isWholeRequest(head: string): boolean {
+  return HTTP_1.test(head) && !ODD.test(head) && !BODY_OR_PROTOCOL.test(head);
+}
+
+/** Space or tab: the optional whitespace around a header value. */
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+
+const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modified\r\n' };
+
+/**
+ * node:http with cache hits answered on the socket (issue 21). Each chunk a connection sends
+ * is read as whole request heads, and a hit is written from memory with no request or response
+ * objects, no header validation and no parser. Any other request goes to node:http through the
+ * connection's HttpSide; while node:http has requests in hand the hot path passes it the later
+ * ones too, so answers keep their order, and reads the next hit itself once node:http is done.
+ * What the hot path cannot count as whole requests (a head split across chunks, a body,
+ * an upgrade, bytes node:http may read otherwise, a client not reading its answers) gives the
+ * rest of the connection to node:http. The hot path only ever answers what node:http would answer the same
+ * (test/hit-path.int.test.ts).
+ */
+export class HotPathServer extends Server {
+  /** Connections node:http has not been given (it drains those it has). */
+  private readonly hotOnly = new Set<Socket>();
+  private date = { second: -1, line: '' };
+  private readonly framing: string;
+
+  constructor(
+    options: ServerOptions,
+    listener: (req: IncomingMessage, res: ServerResponse) => void,
+    private readonly answer: HotAnswer,
+  ) {
+    super(options, (req, res) => {
+      const side: unknown = req.socket;
+      if (side instanceof HttpSide) res.once('close', () => side.pending--);
+      listener(req, res);
+    });
+    const [toHttp] = this.listeners('connection') as [(side: HttpSide) => void];
+    this.removeAllListeners('connection');
+    this.on('connection', (socket: Socket) => this.accept(socket, (side) => toHttp.call(this, side)));
+    this.framing = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.keepAliveTimeout / 1000)}\r\n`;
+  }
+
+  override closeIdleConnections(): void {
+    // node:http destroys those it holds a request of no longer; between chunks the hot path
+    // holds nothing (its answers are written).
+    super.closeIdleConnections();
+    for (const socket of this.hotOnly) socket.end();
+  }
+
+  override closeAllConnections(): void {
+    super.closeAllConnections();
+    for (const socket of this.hotOnly) socket.destroy();
+  }
+
+  private accept(socket: Socket, toHttp: (side: HttpSide) => void): void {
+    this.hotOnly.add(socket);
+    let side: HttpSide | undefined;
+    /** node:http reads everything from now on. */
+    let httpOnly = false;
+    const pass = (bytes: Buffer, requests: number) => {
+      if (!side) {
+        this.hotOnly.delete(socket);
+        toHttp((side = new HttpSide(socket)));
+      }
+      side.pending += requests;
+      if (!side.push(bytes)) socket.pause();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      let at = 0;
+      while (!httpOnly && at < chunk.length) {
+        const end = chunk.indexOf(HEAD_END, at);
+        if (end < 0 || end - at > MAX_HEAD_BYTES || socket.writableLength > MAX_UNSENT_BYTES) break;
+        const head = chunk.toString('latin1', at, end);
+        const request = side?.pending ? undefined : parseHead(head, socket.remoteAddress);
+        const response = request && this.answer(request);
+        const next = end + HEAD_END.length;
+        if (response) this.write(socket, response);
+        else if (isWholeRequest(head)) pass(chunk.subarray(at, next), 1);
+        else break;
+        at = next;
+      }
+      if (at < chunk.length) {
+        httpOnly = true;
+        pass(chunk.subarray(at), 0);
+      }
+    });
+    // The server allows half-open connections: node:http ends them itself, and so does this.
+    socket.on('end', () => (side ? side.push(null) : socket.end()));
+    socket.on('error', () => socket.destroy());
+    socket.on('timeout', () => socket.destroy());
+    socket.once('close', () => {
+      this.hotOnly.delete(socket);
+      side?.destroy();
+    });
+    socket.setTimeout(this.keepAliveTimeout);
+  }
+
+  private write(socket: Socket, { status, headers, body, bodyless }: HotResponse): void {
+    const head =
+      STATUS_LINE[status] +
+      headers +
+      this.dateLine() +
+      this.framing +
+      (status === 304 ? '\r\n' : `Content-Length: ${body.length}\r\n\r\n`);
+    if (bodyless) {
+      socket.write(head, 'latin1');
+      return;
+    }
+    socket.cork();
+    socket.write(head, 'latin1');
+    socket.write(body);
+    socket.uncork();
+  }
+
+  private dateLine(): string {
+    const second = Math.floor(Date.now() / 1000);
+    if (this.date.second !== second)
+      this.date = { second, line: `Date: ${new Date(second * 1000).toUTCString()}\r\n` };
+    return this.date.line;
+  }
+}
+
+/**
+ * node:http's end of a connection the hot path shares with it (node:http takes any Duplex as a
+ * connection): it reads what the hot path passes on and writes to the socket, after the hot
+ * path's answers. It has no setTimeout, so node:http sets no keep-alive timer of its own: the
+ * socket's idle timeout covers both.
+ */
+class HttpSide extends Duplex {
+  /** Requests passed on and not yet answered; the hot path waits for none. */
+  pending = 0;
+
+  constructor(private readonly socket: Socket) {
+    super({ allowHalfOpen: true });
+  }
+
+  get remoteAddress() {
+    return this.socket.remoteAddress;
+  }
+
+  get remotePort() {
+    return this.socket.remotePort;
+  }
+
+  get remoteFamily() {
+    return this.socket.remoteFamily;
+  }
+
+  get localAddress() {
+    return this.socket.localAddress;
+  }
+
+  get localPort() {
+    return this.socket.localPort;
+  }
+
+  override _read(): void {
+    this.socket.resume();
+  }
+
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.socket.write(chunk, encoding, callback);
+  }
+
+  override _writev(
+    chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>,
+    callback: (error?: Error | null) => void,
+  ): void {
+    this.socket.cork();
+    chunks.forEach(({ chunk, encoding }, index) =>
+      this.socket.write(chunk, encoding, index === chunks.length - 1 ? callback : undefined),
+    );
+    this.socket.uncork();
+  }
+
+  override _final(callback: () => void): void {
+    this.socket.end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error: Error | null) => void): void {
+    this.socket.destroy();
+    callback(error);
+  }
+}
