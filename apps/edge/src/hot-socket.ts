@@ -144,10 +144,10 @@ const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modifie
  * objects, no header validation and no parser. Any other request goes to node:http through the
  * connection's HttpSide; while node:http has requests in hand the hot path passes it the later
  * ones too, so answers keep their order, and reads the next hit itself once node:http is done.
- * What the hot path cannot count as whole requests (a head split across chunks, a body,
- * an upgrade, bytes node:http may read otherwise, a client not reading its answers) gives the
- * rest of the connection to node:http. The hot path only ever answers what node:http would answer the same
- * (test/hit-path.int.test.ts).
+ * What the hot path cannot count as whole requests (a head split across chunks, a body, an
+ * upgrade, bytes node:http may read otherwise, a client not reading its answers) gives the
+ * rest of the connection to node:http. The hot path only ever answers what node:http would
+ * answer the same (test/hit-path.int.test.ts).
  */
 export class HotPathServer extends Server {
   /** Connections node:http has not been given (it drains those it has). */
