@@ -43,6 +43,20 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  */
 const ODD = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
 const VERSION = ' HTTP/1.1';
+/** The headers a hit reads, by name. */
+const HIT_FIELDS = new Map<
+  string,
+  'host' | 'accept' | 'ifNoneMatch' | 'signature' | 'forwardedFor' | 'requestId'
+>([
+  ['host', 'host'],
+  ['accept', 'accept'],
+  ['if-none-match', 'ifNoneMatch'],
+  ['x-imageflux-signature', 'signature'],
+  ['x-forwarded-for', 'forwardedFor'],
+  ['x-request-id', 'requestId'],
+]);
+/** Headers that take a request off the hot path: a body, or another protocol. */
+const NOT_HOT = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect']);
 
 /**
  * A request head (without its blank line) as the hot path may answer it, or undefined. Only a
@@ -84,39 +98,13 @@ export function parseHead(head: string, remoteAddress: string | undefined): HitR
     while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
     const value = head.slice(from, to);
     start = end + 2;
-    switch (name.toLowerCase()) {
-      case 'host':
-        if (request.host !== undefined) return undefined;
-        request.host = value;
-        break;
-      case 'accept':
-        if (request.accept !== undefined) return undefined;
-        request.accept = value;
-        break;
-      case 'if-none-match':
-        if (request.ifNoneMatch !== undefined) return undefined;
-        request.ifNoneMatch = value;
-        break;
-      case 'x-imageflux-signature':
-        if (request.signature !== undefined) return undefined;
-        request.signature = value;
-        break;
-      case 'x-forwarded-for':
-        if (request.forwardedFor !== undefined) return undefined;
-        request.forwardedFor = value;
-        break;
-      case 'x-request-id':
-        if (request.requestId !== undefined) return undefined;
-        request.requestId = value;
-        break;
-      case 'connection':
-        if (value.toLowerCase() !== 'keep-alive') return undefined;
-        break;
-      case 'content-length':
-      case 'transfer-encoding':
-      case 'upgrade':
-      case 'expect':
-        return undefined;
+    const lower = name.toLowerCase();
+    const field = HIT_FIELDS.get(lower);
+    if (field) {
+      if (request[field] !== undefined) return undefined;
+      request[field] = value;
+    } else if (lower === 'connection' ? value.toLowerCase() !== 'keep-alive' : NOT_HOT.has(lower)) {
+      return undefined;
     }
   }
   return request.host === undefined ? undefined : request;
