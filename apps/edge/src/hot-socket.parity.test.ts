@@ -40,8 +40,8 @@ const NEXT =
 
 /**
  * What node:http made of one head sent on a connection, followed by two requests (the last
- * closes it): nothing (it refused the head), the head's request alone (it closed after it), or
- * all three.
+ * closes it): nothing (it refused the head and closed), the head's request alone (it closed
+ * after it), the two that follow (it refused the head and went on), or all three.
  */
 async function nodeReads(head: string): Promise<Parsed[]> {
   parsed = [];

@@ -119,11 +119,6 @@ export class EdgeMetrics {
    * One delivery answer: counted in plain numbers here and handed to prom-client when scraped,
    * so that a cache hit pays no label hashing.
    */
-  /** One of the answers counted by `answered` was written by the hot path. */
-  answeredOnSocket(): void {
-    this.unreportedHotPathAnswers++;
-  }
-
   answered(status: number, cache: string, seconds: number): void {
     let byStatus = this.unreported.get(cache);
     if (!byStatus) this.unreported.set(cache, (byStatus = new Map()));
@@ -131,6 +126,11 @@ export class EdgeMetrics {
     this.latency.observe(cache, seconds);
     if (cache === 'HIT' || cache === 'STALE') this.unreportedHits++;
     else if (cache === 'MISS') this.unreportedMisses++;
+  }
+
+  /** One of the answers counted by `answered` was written by the hot path. */
+  answeredOnSocket(): void {
+    this.unreportedHotPathAnswers++;
   }
 
   constructor(probes: {
