@@ -34,6 +34,7 @@ describe('parseHead', () => {
       forwardedFor: '10.0.0.1',
       requestId: 'proxy-1',
       remoteAddress: '127.0.0.1',
+      servername: undefined,
     });
     expect(parseHead(head('HEAD / HTTP/1.1', 'Host: a'), undefined)).toMatchObject({
       method: 'HEAD',

@@ -16,6 +16,8 @@ export interface HitRequest {
   forwardedFor: string | undefined;
   requestId: string | undefined;
   remoteAddress: string | undefined;
+  /** The name a TLS connection's handshake was for (serverNameOf). */
+  servername: string | undefined;
 }
 
 /** An answer from memory, framed by the hot path. */
@@ -66,7 +68,11 @@ const NOT_HOT = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expe
  * request matches exactly the heads that mean the same request. A scan rather than a general
  * parser: it runs for every hit.
  */
-export function parseHead(head: string, remoteAddress: string | undefined): HitRequest | undefined {
+export function parseHead(
+  head: string,
+  remoteAddress: string | undefined,
+  servername?: string,
+): HitRequest | undefined {
   if (ODD.test(head)) return undefined;
   const method = head.startsWith('GET /') ? 'GET' : head.startsWith('HEAD /') ? 'HEAD' : undefined;
   if (!method) return undefined;
@@ -84,6 +90,7 @@ export function parseHead(head: string, remoteAddress: string | undefined): HitR
     forwardedFor: undefined,
     requestId: undefined,
     remoteAddress,
+    servername,
   };
   for (let start = requestLineEnd + 2; start < head.length;) {
     let end = head.indexOf('\r\n', start);
@@ -173,6 +180,7 @@ export class HotPathServer extends Server {
 
   private accept(socket: Socket, toHttp: (side: HttpSide) => void): void {
     this.hotOnly.add(socket);
+    const servername = serverNameOf(socket);
     let side: HttpSide | undefined;
     /** node:http reads everything from now on. */
     let httpOnly = false;
@@ -190,7 +198,7 @@ export class HotPathServer extends Server {
         const end = chunk.indexOf(HEAD_END, at);
         if (end < 0 || end - at > MAX_HEAD_BYTES || socket.writableLength > MAX_UNSENT_BYTES) break;
         const head = chunk.toString('latin1', at, end);
-        const request = side?.pending ? undefined : parseHead(head, socket.remoteAddress);
+        const request = side?.pending ? undefined : parseHead(head, socket.remoteAddress, servername);
         const response = request && this.answer(request);
         const next = end + HEAD_END.length;
         if (response) this.write(socket, response);
@@ -273,6 +281,14 @@ class HttpSide extends Duplex {
     return this.socket.localPort;
   }
 
+  get encrypted() {
+    return serverNameOf(this.socket) !== undefined;
+  }
+
+  get servername() {
+    return serverNameOf(this.socket);
+  }
+
   override _read(): void {
     this.socket.resume();
   }
@@ -301,4 +317,14 @@ class HttpSide extends Duplex {
     this.socket.destroy();
     callback(error);
   }
+}
+
+/**
+ * The name a TLS connection's handshake was for ('' without one: no Host matches it); undefined
+ * for a plain connection.
+ */
+export function serverNameOf(socket: unknown): string | undefined {
+  const { encrypted, servername } = socket as { encrypted?: unknown; servername?: unknown };
+  if (encrypted !== true) return undefined;
+  return typeof servername === 'string' ? servername : '';
 }

@@ -1,7 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { databaseCheck, diskCheck, drainServer, Health, redisCheck } from '@ukiyo/server/runtime';
 import type { Registry } from 'prom-client';
 import sharp from 'sharp';
@@ -70,7 +69,7 @@ export interface Edge {
    * HTTPS for custom domains with an uploaded certificate, chosen by SNI; other server names
    * get no certificate at all (the handshake fails). Not yet listening.
    */
-  tlsServer: HttpsServer;
+  tlsServer: TlsServer;
   /** Removes every cached variant of one image URL (or origin path); returns their URLs. */
   purge(originId: number, imageUrlOrPath: string): Promise<string[]>;
   /** The cached variants of one image URL (or origin path). */
@@ -269,28 +268,23 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
   const server = options.hitPath
     ? new HotPathServer({ keepAliveTimeout: 65_000 }, handler.listener, handler.hotAnswer)
     : createServer({ keepAliveTimeout: 65_000 }, handler.listener);
-  const tlsServer = createHttpsServer(
+  // HTTPS for custom domains: the handshake here, then the connection is the HTTP server's
+  // as any other (its hot path included); the handler checks Host against the SNI name.
+  const tlsServer = createTlsServer(
     {
-      keepAliveTimeout: 65_000,
+      ALPNProtocols: ['http/1.1'],
       SNICallback: (servername, callback) => {
         const context = registry.tlsFor(servername);
         if (context) callback(null, context);
         else callback(new Error(`no certificate for ${servername}`), undefined);
       },
     },
-    (req: IncomingMessage, res: ServerResponse) => {
-      // The Host must be the name the handshake was for: one tenant's certificate never
-      // fronts another origin.
-      const servername = (req.socket as TLSSocket).servername;
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
-      if (typeof servername !== 'string' || host !== servername.replace(/\.$/, '').toLowerCase()) {
-        res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8' }).end('misdirected request');
-        return;
-      }
-      handler.listener(req, res);
-    },
+    (socket) => server.emit('connection', socket),
   );
-  tlsServer.on('tlsClientError', (error) => log.debug({ err: error }, 'TLS handshake failed'));
+  tlsServer.on('tlsClientError', (error, socket) => {
+    log.debug({ err: error }, 'TLS handshake failed');
+    socket.destroy();
+  });
 
   const variants = async (originId: number, url: string, remove: boolean) => {
     const found = await handler.variantUrls(originId, url, remove);
@@ -322,7 +316,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     health,
     async close({ graceMs = 0 } = {}) {
       health.shuttingDown = true;
-      await Promise.all([server, tlsServer].map((listening) => drainServer(listening, graceMs)));
+      await drainServer(server, graceMs, [tlsServer]);
       handler.accessLog.flush();
       registry.stop();
       workerPriority.stop();

@@ -16,7 +16,7 @@ import {
 } from '@ukiyo/imaging';
 import type { Logger } from 'pino';
 import { AccessLog, RequestIds } from './access-log.ts';
-import type { HitRequest, HotAnswer } from './hot-socket.ts';
+import { serverNameOf, type HitRequest, type HotAnswer } from './hot-socket.ts';
 import { clientAddress } from './acl.ts';
 import { DiskCache, type IndexedMeta, type VariantMeta } from './cache/disk-cache.ts';
 import type { SharedTier } from './cache/shared-tier.ts';
@@ -166,6 +166,10 @@ export class EdgeHandler {
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const view = hitRequestOf(req);
+    if (misdirected(view)) {
+      res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8' }).end('misdirected request');
+      return;
+    }
     const hit = this.deps.hitPath ? this.answerFromMemory(view, started) : undefined;
     if (hit) {
       const headers = hit.block.list.slice();
@@ -267,6 +271,7 @@ export class EdgeHandler {
 
   /** Requests the hot path read off the socket (hot-socket.ts): a hit, else undefined. */
   readonly hotAnswer: HotAnswer = (req) => {
+    if (misdirected(req)) return undefined;
     const hit = this.answerFromMemory(req, performance.now());
     if (hit) this.deps.metrics.answeredOnSocket();
     return (
@@ -731,7 +736,18 @@ function hitRequestOf(req: IncomingMessage): HitRequest {
     forwardedFor: header(headers['x-forwarded-for']),
     requestId: header(headers['x-request-id']),
     remoteAddress: req.socket.remoteAddress,
+    servername: serverNameOf(req.socket),
   };
+}
+
+/**
+ * Over TLS the Host must be the name the handshake was for: one tenant's certificate never
+ * fronts another origin (421).
+ */
+function misdirected({ servername, host }: HitRequest): boolean {
+  if (servername === undefined) return false;
+  const name = (host ?? '').replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
+  return servername === '' || name !== servername.replace(/\.$/, '').toLowerCase();
 }
 
 /** Characters node:http refuses in a header value. */

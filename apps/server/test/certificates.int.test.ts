@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { get as httpGet, type Server } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +181,8 @@ async function addOrigin(client: Client, originName = ''): Promise<{ originID: n
     origin: {
       kind: OriginKind.http,
       originName,
+      // The test image server sends no cache headers: an hour, so that hits are hits.
+      defaultCache: 3600,
       config: { scheme: 'http', host: `127.0.0.1:${port}`, pathPrefix: '', rewriteHost: '' },
     },
   });
@@ -327,11 +329,16 @@ describe('origin.upload_tls_certificate success', () => {
 });
 
 describe('edge HTTPS', () => {
-  function get(servername: string, host: string, path = '/w=100/photo.jpg') {
+  function get(
+    servername: string,
+    host: string,
+    path = '/w=100/photo.jpg',
+    agent: HttpsAgent | false = false,
+  ) {
     const { port } = edge.tlsServer.address() as AddressInfo;
     return new Promise<{ status: number; type: string; body: Buffer }>((resolve, reject) => {
       const req = httpsRequest(
-        { host: '127.0.0.1', port, path, servername, headers: { host }, ca: pki.root, agent: false },
+        { host: '127.0.0.1', port, path, servername, headers: { host }, ca: pki.root, agent },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -357,6 +364,46 @@ describe('edge HTTPS', () => {
     expect((await sharp(answer.body).metadata()).width).toBe(100);
     // The Host must be the name of the handshake.
     expect((await get(domain, plainOriginName)).status).toBe(421);
+  });
+
+  it('answers repeated hits on one TLS connection from the hot path, for its own name only', async () => {
+    await edge.refreshOrigins();
+    const hotAnswers = async () =>
+      (await edge.metrics.getSingleMetric('ukiyo_edge_hot_path_answers_total')?.get())?.values[0]?.value ?? 0;
+    /** Asks until the hot path answers (the variant reaches memory once its disk write is done). */
+    const untilHot = async (ask: () => Promise<number>) => {
+      const before = await hotAnswers();
+      for (let tries = 0; tries < 20 && (await hotAnswers()) === before; tries++) {
+        expect(await ask()).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await hotAnswers()).toBeGreaterThan(before);
+    };
+    const path = '/w=120/photo.jpg';
+    // The plain origin's variant, remembered and in memory, asked for on the plain port.
+    await new Promise<void>((resolve) => edge.server.listen(0, '127.0.0.1', resolve));
+    const { port } = edge.server.address() as AddressInfo;
+    await untilHot(
+      () =>
+        new Promise<number>((resolve, reject) =>
+          httpGet({ host: '127.0.0.1', port, path, headers: { host: plainOriginName } }, (res) => {
+            res.resume().on('end', () => resolve(res.statusCode ?? 0));
+          }).on('error', reject),
+        ),
+    );
+    const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await untilHot(async () => (await get(domain, domain, path, agent)).status);
+      const again = await get(domain, domain, path, agent);
+      expect((await sharp(again.body).metadata()).width).toBe(120);
+      // Over the same connection (the custom domain's handshake) the plain origin's remembered
+      // hit is misdirected, on the hot path as on node:http's.
+      const before = await hotAnswers();
+      expect((await get(domain, plainOriginName, path, agent)).status).toBe(421);
+      expect(await hotAnswers()).toBe(before);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('has no certificate for any other name', async () => {

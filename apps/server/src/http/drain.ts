@@ -1,30 +1,36 @@
 import type { Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Server as NetServer } from 'node:net';
 
 /**
  * Stops accepting connections and lets requests in flight finish: idle keep-alive connections
  * are closed as they become idle, and whatever is still open after `graceMs` is cut.
- * `graceMs` 0 cuts at once (tests).
+ * `graceMs` 0 cuts at once (tests). `feeders` are listeners that hand their connections to
+ * `server` (the edge's TLS port): they stop accepting too, and the drain ends when their
+ * connections have closed as well.
  */
-export function drainServer(server: Server | HttpsServer, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    const timers: NodeJS.Timeout[] = [];
-    server.close(() => {
-      for (const timer of timers) clearTimeout(timer);
-      resolve();
-    });
-    if (graceMs <= 0) {
-      server.closeAllConnections();
-      return;
-    }
-    server.closeIdleConnections();
-    timers.push(
-      // A keep-alive connection becomes idle when its last answer is written.
-      setInterval(() => server.closeIdleConnections(), 100).unref(),
-      setTimeout(() => server.closeAllConnections(), graceMs).unref(),
-    );
+export function drainServer(
+  server: Server | HttpsServer,
+  graceMs: number,
+  feeders: NetServer[] = [],
+): Promise<void> {
+  const closed = (listening: NetServer) =>
+    new Promise<void>((resolve) => (listening.listening ? listening.close(() => resolve()) : resolve()));
+  const timers: NodeJS.Timeout[] = [];
+  const done = Promise.all([server, ...feeders].map(closed)).then(() => {
+    for (const timer of timers) clearTimeout(timer);
   });
+  if (graceMs <= 0) {
+    server.closeAllConnections();
+    return done;
+  }
+  server.closeIdleConnections();
+  timers.push(
+    // A keep-alive connection becomes idle when its last answer is written.
+    setInterval(() => server.closeIdleConnections(), 100).unref(),
+    setTimeout(() => server.closeAllConnections(), graceMs).unref(),
+  );
+  return done;
 }
 
 /**
