@@ -28,7 +28,7 @@ import type { EdgeMetrics } from './metrics.ts';
 import type { CacheResult, Delivery, Metering } from './metering.ts';
 import { OriginError, type FetchedImage } from './origins/errors.ts';
 import type { HttpFetcher } from './origins/http.ts';
-import type { EdgeOrigin, OriginRegistry } from './origins/registry.ts';
+import { hostName, type EdgeOrigin, type OriginRegistry } from './origins/registry.ts';
 import type { S3Fetcher } from './origins/s3.ts';
 import { Overloaded, TransformQueue, type TransformQueueOptions } from './transform-queue.ts';
 
@@ -216,8 +216,7 @@ export class EdgeHandler {
 
     const probe = this.deps.probe;
     if (probe && (req.url === '/healthz' || req.url === '/readyz')) {
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
-      if (!this.deps.registry.forHost(host)) {
+      if (!this.deps.registry.forHost(req.headers.host ?? '')) {
         probe(req.url)
           .then(({ status, body }) =>
             send(
@@ -426,7 +425,7 @@ export class EdgeHandler {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       throw new Refusal(405, 'method-not-allowed', 'method not allowed');
     const hostHeader = req.headers.host ?? '';
-    const origin = this.deps.registry.forHost(hostHeader.replace(/:\d+$/, '').toLowerCase());
+    const origin = this.deps.registry.forHost(hostHeader);
     if (!origin) throw new Refusal(404, 'unknown-host', 'unknown host');
     onOrigin(origin);
     const resolved = this.resolve(req, view, origin);
@@ -746,8 +745,7 @@ function hitRequestOf(req: IncomingMessage): HitRequest {
  */
 function misdirected({ servername, host }: HitRequest): boolean {
   if (servername === undefined) return false;
-  const name = (host ?? '').replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
-  return servername === '' || name !== servername.replace(/\.$/, '').toLowerCase();
+  return servername === '' || hostName(host ?? '') !== hostName(servername);
 }
 
 /** Characters node:http refuses in a header value. */

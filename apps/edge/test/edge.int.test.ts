@@ -220,6 +220,18 @@ describe('serving an HTTP origin', () => {
     expect(unknown.headers['access-control-expose-headers']).toContain('Ukiyo-Error');
   });
 
+  it('finds the origin however the client wrote its host: capitals, a port, the trailing dot', async () => {
+    for (const host of [
+      plain.name.toUpperCase(),
+      `${plain.name}:80`,
+      `${plain.name}.`,
+      `${plain.name}.:80`,
+    ]) {
+      const answer = await get(edge, host, '/w=40/images/photo.jpg');
+      expect(answer.status, host).toBe(200);
+    }
+  });
+
   it('refuses a parameter out of its range with 400, naming it', async () => {
     const answer = await get(edge, plain.name, '/blur=1000x1000/images/photo.jpg');
     expect(answer.status).toBe(400);

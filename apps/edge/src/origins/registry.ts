@@ -65,6 +65,14 @@ type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: s
 type Certificates = Map<number, { fingerprint: string; context: SecureContext }>;
 
 /** What changes an origin as the edge serves it: any edit bumps config_version. */
+/**
+ * A Host header or an SNI name as origins are keyed: without its port or the trailing dot of an
+ * absolute name (`img.example.com.` is the same host), in lower case.
+ */
+export function hostName(host: string): string {
+  return host.replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
+}
+
 const versionOf = (row: { config_version: number; enable_text_overlay: boolean }) =>
   `${row.config_version}:${row.enable_text_overlay ? 1 : 0}`;
 
@@ -110,8 +118,9 @@ export class OriginRegistry {
     clearInterval(this.timer);
   }
 
+  /** The origin a Host header names, in whatever form a client wrote it (hostName). */
   forHost(host: string): EdgeOrigin | undefined {
-    return this.byHost.get(host);
+    return this.byHost.get(hostName(host));
   }
 
   forId(id: number): EdgeOrigin | undefined {
@@ -123,7 +132,7 @@ export class OriginRegistry {
    * certificate has one; every other name (unknown, the product's own names) has none.
    */
   tlsFor(servername: string): SecureContext | undefined {
-    return this.bySni.get(servername.replace(/\.$/, '').toLowerCase());
+    return this.bySni.get(hostName(servername));
   }
 
   /** Reloads what changed in the table; concurrent callers share one reload. */
