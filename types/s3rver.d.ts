@@ -1,4 +1,4 @@
-// s3rver ships no types; the tests use this much of it.
+// s3rver ships no types; the edge and live tests and bench/result-cache use this much of it.
 declare module 's3rver' {
   import type { AddressInfo } from 'node:net';
 
