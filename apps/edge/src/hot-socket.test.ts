@@ -245,13 +245,54 @@ describe('HotPathServer', () => {
     expect(seen).toEqual(['http /slow', 'http /hot', 'http /hot']);
   });
 
-  it('gives node:http the rest of a connection with a head split across writes, or a body', async () => {
+  it('answers a head split across writes once its end comes, and reads hits after it', async () => {
     const { server, seen } = testServer();
     const port = await listening(server);
     const request = get('/hot-split');
-    await exchange(port, [request.slice(0, 10), request.slice(10), get('/hot-after')], 2);
-    await exchange(port, [`${head('GET /hot-body HTTP/1.1', 'Host: a', 'Content-Length: 2')}\r\n\r\nab`], 1);
-    expect(seen).toEqual(['http GET /hot-split', 'http GET /hot-after', 'http GET /hot-body']);
+    const next = get('/hot-next');
+    await exchange(
+      port,
+      [request.slice(0, 10), request.slice(10, 30), request.slice(30) + next.slice(0, 5), next.slice(5)],
+      2,
+    );
+    expect(seen).toEqual(['hot GET /hot-split', 'hot GET /hot-next']);
+  });
+
+  it('gives node:http the rest of a connection with a body, or a split head past 8 KiB', async () => {
+    const { server, seen } = testServer();
+    const port = await listening(server);
+    await exchange(
+      port,
+      [`${head('GET /hot-body HTTP/1.1', 'Host: a', 'Content-Length: 2')}\r\n\r\nab`, get('/hot-after')],
+      2,
+    );
+    const large = get('/hot-large', `Cookie: ${'c'.repeat(9_000)}`);
+    await exchange(port, [large.slice(0, 5_000), large.slice(5_000), get('/hot-after')], 2);
+    expect(seen).toEqual([
+      'http GET /hot-body',
+      'http GET /hot-after',
+      'http GET /hot-large',
+      'http GET /hot-after',
+    ]);
+  });
+
+  it('answers 408 and closes when a split head takes longer than headersTimeout', async () => {
+    const { server, seen } = testServer();
+    server.headersTimeout = 300;
+    const port = await listening(server);
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (data: Buffer) => (received += data.toString('latin1')));
+    const closed = once(socket, 'close');
+    // One byte every 100 ms: never idle, never done.
+    for (const byte of get('/hot-slow').slice(0, 8)) {
+      if (socket.destroyed) break;
+      socket.write(byte);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await closed;
+    expect(received).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    expect(seen).toEqual([]);
   });
 
   it('stops answering a client that does not read and lets node:http hold it back', async () => {

@@ -131,6 +131,8 @@ export function isWholeRequest(head: string): boolean {
 /** Space or tab: the optional whitespace around a header value. */
 const isBlank = (code: number) => code === 0x20 || code === 0x09;
 
+const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+
 const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modified\r\n' };
 
 /**
@@ -139,10 +141,12 @@ const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modifie
  * objects, no header validation and no parser. Any other request goes to node:http through the
  * connection's HttpSide; while node:http has requests in hand the hot path passes it the later
  * ones too, so answers keep their order, and reads the next hit itself once node:http is done.
- * What the hot path cannot count as whole requests (a head split across chunks, a body, an
- * upgrade, bytes node:http may read otherwise, a client not reading its answers) gives the
- * rest of the connection to node:http. The hot path only ever answers what node:http would
- * answer the same (test/hit-path.int.test.ts).
+ * A head split across chunks (one larger than a TCP segment: cookies) is held until its end
+ * comes, for as long as node:http would wait for it (headersTimeout). What the hot path cannot
+ * count as whole requests (a body, an upgrade, bytes node:http may read otherwise, a head over
+ * MAX_HEAD_BYTES, a client not reading its answers) gives the rest of the connection to
+ * node:http. The hot path only ever answers what node:http would answer the same
+ * (test/hit-path.int.test.ts).
  */
 export class HotPathServer extends Server {
   /** Connections node:http has not been given (it drains those it has). */
@@ -192,11 +196,30 @@ export class HotPathServer extends Server {
       side.pending += requests;
       if (!side.push(bytes)) socket.pause();
     };
-    socket.on('data', (chunk: Buffer) => {
+    /** The start of a head whose end a later chunk brings (a large head in TCP segments). */
+    let held: Buffer | undefined;
+    let heldSince = 0;
+    socket.on('data', (data: Buffer) => {
+      const continued = held;
+      if (continued && Date.now() - heldSince > this.headersTimeout) {
+        // As node:http answers a head that takes longer than that.
+        if (socket.bytesWritten === 0) socket.write(REQUEST_TIMEOUT);
+        socket.destroy();
+        return;
+      }
+      const chunk = continued ? Buffer.concat([continued, data]) : data;
+      held = undefined;
       let at = 0;
-      while (!httpOnly && at < chunk.length) {
+      while (!httpOnly && at < chunk.length && socket.writableLength <= MAX_UNSENT_BYTES) {
         const end = chunk.indexOf(HEAD_END, at);
-        if (end < 0 || end - at > MAX_HEAD_BYTES || socket.writableLength > MAX_UNSENT_BYTES) break;
+        if (end < 0 && chunk.length - at <= MAX_HEAD_BYTES) {
+          // The head held before keeps its start time; a copy, as the chunk may be 64 KiB.
+          if (!continued || at > 0) heldSince = Date.now();
+          held = Buffer.from(chunk.subarray(at));
+          at = chunk.length;
+          break;
+        }
+        if (end < 0 || end - at > MAX_HEAD_BYTES) break;
         const head = chunk.toString('latin1', at, end);
         const request = side?.pending ? undefined : parseHead(head, socket.remoteAddress, servername);
         const response = request && this.answer(request);
@@ -212,7 +235,10 @@ export class HotPathServer extends Server {
       }
     });
     // The server allows half-open connections: node:http ends them itself, and so does this.
-    socket.on('end', () => (side ? side.push(null) : socket.end()));
+    socket.on('end', () => {
+      if (held) pass(held, 0);
+      return side ? side.push(null) : socket.end();
+    });
     socket.on('error', () => socket.destroy());
     socket.on('timeout', () => socket.destroy());
     socket.once('close', () => {
