@@ -201,8 +201,9 @@ export class HotPathServer extends Server {
     let heldSince = 0;
     socket.on('data', (data: Buffer) => {
       const continued = held;
-      if (continued && Date.now() - heldSince > this.headersTimeout) {
-        // As node:http answers a head that takes longer than that.
+      const timeout = this.headersTimeout;
+      if (continued && timeout > 0 && Date.now() - heldSince > timeout) {
+        // As node:http answers a head that takes longer than that (0: no limit).
         if (socket.bytesWritten === 0) socket.write(REQUEST_TIMEOUT);
         socket.destroy();
         return;

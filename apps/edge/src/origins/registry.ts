@@ -64,7 +64,6 @@ type Loaded = { origin: EdgeOrigin; problem: null } | { origin: null; problem: s
 
 type Certificates = Map<number, { fingerprint: string; context: SecureContext }>;
 
-/** What changes an origin as the edge serves it: any edit bumps config_version. */
 /**
  * A Host header or an SNI name as origins are keyed: without its port or the trailing dot of an
  * absolute name (`img.example.com.` is the same host), in lower case.
@@ -73,6 +72,7 @@ export function hostName(host: string): string {
   return host.replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
 }
 
+/** What changes an origin as the edge serves it: any edit bumps config_version. */
 const versionOf = (row: { config_version: number; enable_text_overlay: boolean }) =>
   `${row.config_version}:${row.enable_text_overlay ? 1 : 0}`;
 
