@@ -283,6 +283,8 @@ describe('HotPathServer', () => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.on('data', (data: Buffer) => (received += data.toString('latin1')));
+    socket.write(get('/hot'));
+    await until(() => countAnswers(received) === 1);
     const closed = once(socket, 'close');
     // One byte every 100 ms: never idle, never done.
     for (const byte of get('/hot-slow').slice(0, 8)) {
@@ -291,8 +293,19 @@ describe('HotPathServer', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await closed;
-    expect(received).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    expect(seen).toEqual([]);
+    expect(received).toMatch(/hot:\/hotHTTP\/1\.1 408 Request Timeout\r\nConnection: close\r\n\r\n$/);
+    expect(seen).toEqual(['hot GET /hot']);
+  });
+
+  it('answers 408 and closes when a split head stalls past the idle timeout', async () => {
+    const server = new HotPathServer(
+      { keepAliveTimeout: 200 },
+      (_req, res) => res.end(),
+      () => undefined,
+    );
+    const port = await listening(server);
+    const text = await exchange(port, [get('/hot').slice(0, 8)], 1);
+    expect(text).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
   });
 
   it('stops answering a client that does not read and lets node:http hold it back', async () => {

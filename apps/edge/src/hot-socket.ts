@@ -199,15 +199,16 @@ export class HotPathServer extends Server {
     /** The start of a head whose end a later chunk brings (a large head in TCP segments). */
     let held: Buffer | undefined;
     let heldSince = 0;
+    /** As node:http answers a head it waited too long for: 408 unless it is mid-answer. */
+    const headTimedOut = () => {
+      if (!side?.pending) socket.write(REQUEST_TIMEOUT);
+      socket.destroy();
+    };
     socket.on('data', (data: Buffer) => {
       const continued = held;
       const timeout = this.headersTimeout;
-      if (continued && timeout > 0 && Date.now() - heldSince > timeout) {
-        // As node:http answers a head that takes longer than that (0: no limit).
-        if (socket.bytesWritten === 0) socket.write(REQUEST_TIMEOUT);
-        socket.destroy();
-        return;
-      }
+      // headersTimeout 0 sets no limit.
+      if (continued && timeout > 0 && Date.now() - heldSince > timeout) return headTimedOut();
       const chunk = continued ? Buffer.concat([continued, data]) : data;
       held = undefined;
       let at = 0;
@@ -241,7 +242,7 @@ export class HotPathServer extends Server {
       return side ? side.push(null) : socket.end();
     });
     socket.on('error', () => socket.destroy());
-    socket.on('timeout', () => socket.destroy());
+    socket.on('timeout', () => (held ? headTimedOut() : socket.destroy()));
     socket.once('close', () => {
       this.hotOnly.delete(socket);
       side?.destroy();
