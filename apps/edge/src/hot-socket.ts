@@ -142,7 +142,8 @@ const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modifie
  * connection's HttpSide; while node:http has requests in hand the hot path passes it the later
  * ones too, so answers keep their order, and reads the next hit itself once node:http is done.
  * A head split across chunks (one larger than a TCP segment: cookies) is held until its end
- * comes, for as long as node:http would wait for it (headersTimeout). What the hot path cannot
+ * comes, for as long as node:http would wait for it (headersTimeout, or the idle timeout
+ * without a byte; then 408). What the hot path cannot
  * count as whole requests (a body, an upgrade, bytes node:http may read otherwise, a head over
  * MAX_HEAD_BYTES, a client not reading its answers) gives the rest of the connection to
  * node:http. The hot path only ever answers what node:http would answer the same
