@@ -25,9 +25,6 @@ export class EdgeMetrics {
     'Delivery request latency until the answer is written, by cache result',
     'cache',
   );
-  private unreportedHits = 0;
-  private unreportedMisses = 0;
-  private unreportedHotPathAnswers = 0;
 
   readonly requests = new Counter({
     name: 'ukiyo_edge_requests_total',
@@ -42,35 +39,23 @@ export class EdgeMetrics {
     },
   });
 
-  readonly cacheHits = new Counter({
-    name: 'ukiyo_edge_cache_hits_total',
-    help: 'Requests answered from the cache (fresh, or stale because the origin failed)',
-    registers: [this.registry],
-    collect: () => {
-      this.cacheHits.inc(this.unreportedHits);
-      this.unreportedHits = 0;
-    },
-  });
+  private readonly cacheHits = new Tally(
+    this.registry,
+    'ukiyo_edge_cache_hits_total',
+    'Requests answered from the cache (fresh, or stale because the origin failed)',
+  );
 
-  readonly hotPathAnswers = new Counter({
-    name: 'ukiyo_edge_hot_path_answers_total',
-    help: 'Cache hits answered on the socket, without node:http (a share of the cache hits)',
-    registers: [this.registry],
-    collect: () => {
-      this.hotPathAnswers.inc(this.unreportedHotPathAnswers);
-      this.unreportedHotPathAnswers = 0;
-    },
-  });
+  private readonly hotPathAnswers = new Tally(
+    this.registry,
+    'ukiyo_edge_hot_path_answers_total',
+    'Cache hits answered on the socket, without node:http (a share of the cache hits)',
+  );
 
-  readonly cacheMisses = new Counter({
-    name: 'ukiyo_edge_cache_misses_total',
-    help: 'Requests that had to produce their variant',
-    registers: [this.registry],
-    collect: () => {
-      this.cacheMisses.inc(this.unreportedMisses);
-      this.unreportedMisses = 0;
-    },
-  });
+  private readonly cacheMisses = new Tally(
+    this.registry,
+    'ukiyo_edge_cache_misses_total',
+    'Requests that had to produce their variant',
+  );
 
   readonly originFetch = new Histogram({
     name: 'ukiyo_edge_origin_fetch_duration_seconds',
@@ -124,13 +109,13 @@ export class EdgeMetrics {
     if (!byStatus) this.unreported.set(cache, (byStatus = new Map()));
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     this.latency.observe(cache, seconds);
-    if (cache === 'HIT' || cache === 'STALE') this.unreportedHits++;
-    else if (cache === 'MISS') this.unreportedMisses++;
+    if (cache === 'HIT' || cache === 'STALE') this.cacheHits.count++;
+    else if (cache === 'MISS') this.cacheMisses.count++;
   }
 
   /** One of the answers counted by `answered` was written by the hot path. */
   answeredOnSocket(): void {
-    this.unreportedHotPathAnswers++;
+    this.hotPathAnswers.count++;
   }
 
   constructor(probes: {
@@ -187,6 +172,24 @@ export class EdgeMetrics {
       registers: [this.registry],
       collect() {
         this.set(probes.redisConnected());
+      },
+    });
+  }
+}
+
+/** A counter counted in a plain number and handed to prom-client when scraped. */
+class Tally {
+  /** Counted since the last scrape. */
+  count = 0;
+
+  constructor(registry: Registry, name: string, help: string) {
+    const counter: Counter = new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect: () => {
+        counter.inc(this.count);
+        this.count = 0;
       },
     });
   }
