@@ -2,7 +2,8 @@
 // run, the edge in its own process (start:edge) on PostgreSQL with its access log on:
 // - hit: CPU per request serving one cached variant <= 2x nginx (Debian, one worker) serving
 //   the same bytes as a static file, all under wrk; req/s beside it; and against the floor of
-//   any Node answer, a bare node:http server answering the bytes from memory;
+//   any Node answer, a bare node:http server answering the bytes from memory; over HTTP, then
+//   over HTTPS (the origin's custom domain localhost, a self-signed certificate made by openssl);
 // - miss: CPU per request <= 1.05x a bare sharp server fetching from the same origin
 //   (peers/sharp-server.mjs), for 1, 6 and 24 MP JPEG to WebP and 6 MP to PNG and AVIF, every
 //   width different so that no cache helps; rounds alternate between the edge and the peer so
@@ -91,8 +92,16 @@ async function waitUntil(check: () => Promise<boolean>, what: string): Promise<v
   throw new Error(`${what} did not start`);
 }
 
-async function startNginx(root: string): Promise<{ port: number; process: ChildProcess }> {
+/**
+ * nginx serving `root` as static files, over HTTP on `port` and over HTTPS on `tlsPort` with the
+ * certificate for localhost.
+ */
+async function startNginx(
+  root: string,
+  tls: LocalhostTls,
+): Promise<{ port: number; tlsPort: number; process: ChildProcess }> {
   const port = portBase();
+  const tlsPort = port + 1;
   const prefix = mkdtempSync(join(tmpdir(), 'ukiyo-nginx-'));
   const conf = join(prefix, 'nginx.conf');
   writeFileSync(
@@ -113,6 +122,12 @@ http {
   uwsgi_temp_path ${prefix}/uwsgi;
   scgi_temp_path ${prefix}/scgi;
   server { listen 127.0.0.1:${port}; root ${root}; }
+  server {
+    listen 127.0.0.1:${tlsPort} ssl;
+    ssl_certificate ${tls.certificateFile};
+    ssl_certificate_key ${tls.privateKeyFile};
+    root ${root};
+  }
 }
 `,
   );
@@ -123,7 +138,32 @@ http {
     async () => (await getWithHost(port, 'localhost', '/origin/p1.jpg')).status === 200,
     'nginx',
   );
-  return { port, process: child };
+  return { port, tlsPort, process: child };
+}
+
+/** A self-signed certificate for localhost, by the openssl command: wrk's SNI is the URL's host. */
+interface LocalhostTls {
+  certificateFile: string;
+  privateKeyFile: string;
+  certificate: string;
+  privateKey: string;
+}
+
+function localhostTls(dir: string): LocalhostTls {
+  const certificateFile = join(dir, 'localhost.pem');
+  const privateKeyFile = join(dir, 'localhost.key');
+  const made = spawnSync('openssl', [
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
+    ...['-keyout', privateKeyFile, '-out', certificateFile, '-days', '2'],
+    ...['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'],
+  ]);
+  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+  return {
+    certificateFile,
+    privateKeyFile,
+    certificate: readFileSync(certificateFile, 'utf8'),
+    privateKey: readFileSync(privateKeyFile, 'utf8'),
+  };
 }
 
 /** One of peers/*.mjs, by bare node with start:edge's environment, once `probePath` answers 200. */
@@ -210,7 +250,8 @@ for (const { file, size } of ALL_CASES)
       .toBuffer(),
   );
 
-const nginx = await startNginx(work);
+const tls = localhostTls(work);
+const nginx = await startNginx(work, tls);
 const originUrl = `http://127.0.0.1:${nginx.port}/origin`;
 const peer = await startPeer('sharp-server.mjs', { ORIGIN: originUrl }, '/8/webp/p1.jpg');
 const figures: Record<string, number> = { loadavg1: 0 };
@@ -227,6 +268,7 @@ async function startBenchEdge(env: Record<string, string> = {}): Promise<BenchEd
         origin: { host: `127.0.0.1:${nginx.port}`, pathPrefix: 'origin' },
         probePath: '/w=10/p1.jpg',
         env,
+        domain: { name: 'localhost', certificate: tls.certificate, privateKey: tls.privateKey },
       });
     } catch (error) {
       if (attempt === 3) throw error;
@@ -272,35 +314,54 @@ try {
   }
 
   // Hits: one variant from the edge's cache; the same bytes as a static file from nginx, and
-  // from memory by a bare Node server (the floor of any Node answer).
+  // from memory by a bare Node server (the floor of any Node answer). Over HTTP, then over HTTPS
+  // to the origin's custom domain, localhost (TLS 1.3, each keep-alive connection's handshake
+  // once).
   const hitPath = '/w=400,f=webp,q=80/p6.jpg';
   if (PHASES.has('hit')) {
     const variant = await edge.get(hitPath);
     writeFileSync(join(work, 'static', 'variant.webp'), variant.body);
-    const floor = await startPeer('node-static.mjs', { FILE: join(work, 'static', 'variant.webp') }, '/');
+    const floor = await startPeer(
+      'node-static.mjs',
+      { FILE: join(work, 'static', 'variant.webp'), CERT: tls.certificateFile, KEY: tls.privateKeyFile },
+      '/',
+    );
     const runs = {
       edge: () => hammer(`http://127.0.0.1:${port}${hitPath}`, host, pid),
       nginx: () => hammer(`http://127.0.0.1:${nginx.port}/static/variant.webp`, null, nginx.process.pid!),
       floor: () => hammer(`http://127.0.0.1:${floor.port}/`, null, floor.process.pid!),
+      edgeTls: () => hammer(`https://localhost:${edge!.tlsPort}${hitPath}`, null, pid),
+      nginxTls: () =>
+        hammer(`https://localhost:${nginx.tlsPort}/static/variant.webp`, null, nginx.process.pid!),
+      floorTls: () => hammer(`https://localhost:${floor.port + 1}/`, null, floor.process.pid!),
     };
-    const hits = { edge: [], nginx: [], floor: [] } as Record<keyof typeof runs, ReturnType<typeof hammer>[]>;
+    type Run = keyof typeof runs;
+    const hits = Object.fromEntries(Object.keys(runs).map((name) => [name, []])) as unknown as Record<
+      Run,
+      ReturnType<typeof hammer>[]
+    >;
     for (let round = -1; round < ROUNDS; round++) {
       // Round -1 warms up.
       for (const [name, run] of Object.entries(runs)) {
         const result = run();
-        if (round >= 0) hits[name as keyof typeof runs].push(result);
+        if (round >= 0) hits[name as Run].push(result);
       }
     }
     floor.process.kill('SIGTERM');
-    const cpuMs = (name: keyof typeof runs) =>
-      Math.round(mean(hits[name].map((h) => h.cpuMsPerRequest)) * 1000) / 1000;
-    figures.hit_cpuMs = cpuMs('edge');
-    figures.hit_nginxCpuMs = cpuMs('nginx');
-    figures.hit_nodeFloorCpuMs = cpuMs('floor');
-    figures.hit_cpuRatio = round2(figures.hit_cpuMs / figures.hit_nginxCpuMs);
-    figures.hit_nodeFloorRatio = round2(figures.hit_cpuMs / figures.hit_nodeFloorCpuMs);
-    figures.hit_rps = Math.round(mean(hits.edge.map((h) => h.rps)));
-    figures.hit_nginxRps = Math.round(mean(hits.nginx.map((h) => h.rps)));
+    const cpuMs = (name: Run) => Math.round(mean(hits[name].map((h) => h.cpuMsPerRequest)) * 1000) / 1000;
+    const rps = (name: Run) => Math.round(mean(hits[name].map((h) => h.rps)));
+    for (const [prefix, suffix] of [
+      ['hit', ''],
+      ['hit_tls', 'Tls'],
+    ] as const) {
+      figures[`${prefix}_cpuMs`] = cpuMs(`edge${suffix}`);
+      figures[`${prefix}_nginxCpuMs`] = cpuMs(`nginx${suffix}`);
+      figures[`${prefix}_nodeFloorCpuMs`] = cpuMs(`floor${suffix}`);
+      figures[`${prefix}_cpuRatio`] = round2(cpuMs(`edge${suffix}`) / cpuMs(`nginx${suffix}`));
+      figures[`${prefix}_nodeFloorRatio`] = round2(cpuMs(`edge${suffix}`) / cpuMs(`floor${suffix}`));
+      figures[`${prefix}_rps`] = rps(`edge${suffix}`);
+      figures[`${prefix}_nginxRps`] = rps(`nginx${suffix}`);
+    }
     figures.variantBytes = variant.body.length;
   }
 
@@ -356,6 +417,7 @@ try {
 
   report('edge', figures, {
     hit_cpuRatio: '<= 2',
+    hit_tls_cpuRatio: '<= 2',
     ...Object.fromEntries(CASES.map((c) => [`miss_${c.name}_ratio`, '<= 1.05'])),
     peakRssRatio: '<= 1.3',
     c64_p99Ratio: '< 2',

@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, request, type Agent, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,15 +222,24 @@ export async function call(url: string, cookie: string, operation: string, body:
   return { json, cookie: setCookie ?? cookie };
 }
 
+/** A custom domain of the origin's, with the certificate the edge's TLS port serves it by. */
+export interface BenchDomain {
+  name: string;
+  certificate: string;
+  privateKey: string;
+}
+
 /**
  * An HTTP origin made through the ui-api as the bootstrap administrator (in the first
- * organization), once `isServed(host)` says the edge serves it. Returns its host name.
+ * organization), with `domain` as its custom domain and certificate when given, once
+ * `isServed(host)` says the edge serves it. Returns its host name.
  */
 export async function createOrigin(
   serverUrl: string,
   admin: { email: string; password: string },
   config: { host: string; pathPrefix: string },
   isServed: (host: string) => Promise<boolean>,
+  domain?: BenchDomain,
 ): Promise<string> {
   let { cookie } = await call(serverUrl, '', 'auth.login', {
     emailAddress: admin.email,
@@ -242,9 +252,18 @@ export async function createOrigin(
     organizationID: organizations[0]!.organizationID,
   }));
   const added = await call(serverUrl, cookie, 'origin.add', {
-    origin: { kind: 0, defaultCache: 86400, config: { scheme: 'http', rewriteHost: '', ...config } },
+    origin: {
+      kind: 0,
+      defaultCache: 86400,
+      originName: domain?.name ?? '',
+      config: { scheme: 'http', rewriteHost: '', ...config },
+    },
   });
-  const host = (added.json.origin as { name: string }).name;
+  const { name: host, originID } = added.json.origin as { name: string; originID: number };
+  if (domain) {
+    const { certificate, privateKey } = domain;
+    await call(serverUrl, cookie, 'origin.upload_tls_certificate', { originID, certificate, privateKey });
+  }
   for (let attempt = 0; !(await isServed(host)); attempt++) {
     if (attempt > 100) throw new Error('the edge did not load the origin');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -267,6 +286,21 @@ export function getWithHost(
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
       );
     });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A GET over HTTPS to a server on loopback by the name `servername` (SNI and Host), unverified. */
+function getOverTls(port: number, servername: string, path: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, servername, headers: { host: servername }, rejectUnauthorized: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -302,6 +336,8 @@ export interface BenchEdge {
   port: number;
   /** The origin's host name on the edge. */
   host: string;
+  /** The edge's HTTPS port (EDGE_TLS_PORT), serving the origin's custom domain when it has one. */
+  tlsPort: number;
   /** The edge process (with workers, their primary): the one to measure, with processTree. */
   pid: number;
   /** A GET through the edge for the origin. */
@@ -323,6 +359,8 @@ export async function startEdge(options: {
   agent?: Agent;
   /** The edge process's environment, over start:edge's. */
   env?: Record<string, string>;
+  /** The origin's custom domain: returned once the edge also serves `probePath` over HTTPS by it. */
+  domain?: BenchDomain;
 }): Promise<BenchEdge> {
   const admin = { email: 'bench@example.com', password: 'bench-password-123' };
   const port = portBase();
@@ -370,11 +408,21 @@ export async function startEdge(options: {
       stdio: ['ignore', log, 'inherit'],
     });
     const get = (host: string, path: string) => getWithHost(port, host, path, options.agent);
-    const host = await createOrigin(server.url, admin, options.origin, async (candidate) => {
+    const served = async (answer: Promise<{ status: number }>) => {
       if (edge!.exitCode !== null) throw new Error('the edge process exited');
-      return (await get(candidate, options.probePath).catch(() => ({ status: 0 }))).status === 200;
-    });
-    return { port, host, pid: edge.pid!, get: (path) => get(host, path), stop };
+      return (await answer.catch(() => ({ status: 0 }))).status === 200;
+    };
+    const { domain } = options;
+    const host = await createOrigin(
+      server.url,
+      admin,
+      options.origin,
+      async (candidate) =>
+        (await served(get(candidate, options.probePath))) &&
+        (!domain || served(getOverTls(port + 1, domain.name, options.probePath))),
+      domain,
+    );
+    return { port, host, tlsPort: port + 1, pid: edge.pid!, get: (path) => get(host, path), stop };
   } catch (error) {
     await stop();
     throw error;
