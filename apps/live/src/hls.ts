@@ -127,8 +127,8 @@ export type HlsFastPath = (request: IncomingMessage, response: ServerResponse) =
 
 export interface MountedHls {
   fastPath: HlsFastPath;
-  /** Stops the viewers' reports to peers. */
-  close(): void;
+  /** Stops the viewers' reports to peers, once the last one is sent. */
+  close(): Promise<void>;
 }
 
 /**

@@ -254,7 +254,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await core.close();
       await viewerThreads.close();
       hlsAdmission.close();
-      hls.close();
+      await hls.close();
       // After the sessions: their SRT callers are told through the front's socket.
       await srt.close();
       for (const client of signaling.clients) client.terminate();

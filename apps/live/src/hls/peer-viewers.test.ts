@@ -19,7 +19,29 @@ describe('PeerViewers', () => {
     ]);
     await vi.advanceTimersByTimeAsync(REPORT_MS);
     expect(sent).toHaveLength(2);
-    viewers.close();
+    await viewers.close();
+  });
+
+  it('sends what it saw since the last report when it closes, and nothing after', async () => {
+    vi.useFakeTimers();
+    const sent: ViewersReport[] = [];
+    let settle = () => {};
+    const viewers = new PeerViewers(async (_, report) => {
+      sent.push(report);
+      await new Promise<void>((resolve) => (settle = resolve));
+    });
+    viewers.seen('http://holder', 'aa', 'viewer 1');
+    let closed = false;
+    const closing = viewers.close().then(() => (closed = true));
+    expect(sent).toEqual([{ channelId: 'aa', clients: ['viewer 1'] }]);
+    // Closing waits for the holder's answer.
+    await Promise.resolve();
+    expect(closed).toBe(false);
+    settle();
+    await closing;
+    viewers.seen('http://holder', 'aa', 'viewer 2');
+    await vi.advanceTimersByTimeAsync(REPORT_MS * 2);
+    expect(sent).toHaveLength(1);
   });
 
   it('reports at most MAX_REPORTED viewers of a channel at a time', async () => {
@@ -29,6 +51,6 @@ describe('PeerViewers', () => {
     for (let n = 0; n <= MAX_REPORTED; n++) viewers.seen('http://holder', 'aa', `viewer ${n}`);
     await vi.advanceTimersByTimeAsync(REPORT_MS);
     expect(sent[0]!.clients).toHaveLength(MAX_REPORTED);
-    viewers.close();
+    await viewers.close();
   });
 });

@@ -16,19 +16,15 @@ export type ViewersReport = z.infer<typeof viewersReportSchema>;
  * The viewers this process served other processes' channels to (hls.ts answers them from the
  * holder's answers, kept). A channel's distinct viewers are counted where it is held, with its
  * own viewers, so that a viewer is one viewer whichever process it asks; every REPORT_MS each
- * holder gets the clients seen since the last report.
+ * holder gets the clients seen since the last report, and once more when this process stops.
  */
 export class PeerViewers {
   private readonly pending = new Map<string, { peer: string; clients: Set<string> }>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(send: (peer: string, report: ViewersReport) => Promise<void>) {
-    this.timer = setInterval(() => {
-      const taken = [...this.pending];
-      this.pending.clear();
-      for (const [channelId, { peer, clients }] of taken)
-        void send(peer, { channelId, clients: [...clients] });
-    }, REPORT_MS);
+  /** `send` delivers one report; it settles (never rejects) once the holder took it or failed to. */
+  constructor(private readonly send: (peer: string, report: ViewersReport) => Promise<void>) {
+    this.timer = setInterval(() => void this.report(), REPORT_MS);
     this.timer.unref();
   }
 
@@ -41,7 +37,17 @@ export class PeerViewers {
     if (channel.clients.size < MAX_REPORTED) channel.clients.add(client);
   }
 
-  close(): void {
+  /** Stops reporting, once the clients seen since the last report have been sent. */
+  close(): Promise<void> {
     clearInterval(this.timer);
+    return this.report();
+  }
+
+  private async report(): Promise<void> {
+    const taken = [...this.pending];
+    this.pending.clear();
+    await Promise.all(
+      taken.map(([channelId, { peer, clients }]) => this.send(peer, { channelId, clients: [...clients] })),
+    );
   }
 }
