@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { addressOf, clientAddress, type Config } from '@ukiyo/server';
@@ -96,7 +96,7 @@ interface HlsRequest {
   file: string;
   /** Address and user agent: the unit of the waiting caps and of viewers. */
   client: string;
-  query: { msn: string | undefined; part: string | undefined; token: string | undefined };
+  query: { msn: string | undefined; part: string | undefined };
   /** The path and query as asked, which a peer's signature covers. */
   target: string;
   /** The request's PEER_HEADER, if any. */
@@ -116,6 +116,11 @@ export class PeerSignature {
     const expected = Buffer.from(this.sign(target));
     const given = Buffer.from(signature);
     return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  /** Whether a request came from another process of the fleet: its path and query signed. */
+  signedRequest(c: Context<LiveEnv>): boolean {
+    return this.verify(`${c.req.path}${new URL(c.req.url).search}`, c.req.header(PEER_HEADER));
   }
 }
 
@@ -160,12 +165,13 @@ function clientOf(address: string, userAgent: string | undefined): string {
 /**
  * What a peer is asked for a request: its path and the query parameters the holder reads, in one
  * order, so that the rest of a query (anything a client adds) is neither passed on nor kept apart.
+ * A playback token is not passed on: this process checked it, and every viewer of the channel
+ * then shares one kept answer per file, whatever token each holds.
  */
 function peerTarget({ channelId, connectionId, file, query }: HlsRequest): string {
   const parameters = new URLSearchParams();
   if (query.msn !== undefined) parameters.set('_HLS_msn', query.msn);
   if (query.part !== undefined) parameters.set('_HLS_part', query.part);
-  if (query.token !== undefined) parameters.set('token', query.token);
   const search = parameters.size > 0 ? `?${parameters}` : '';
   return `/hls/${channelId}/${connectionId}/${file}${search}`;
 }
@@ -494,7 +500,7 @@ export function mountHls(
       connectionId: c.req.param('connection'),
       file: c.req.param('file'),
       client: clientOf(clientAddress(c, config), c.req.header('user-agent')),
-      query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part'), token: c.req.query('token') },
+      query: { msn: c.req.query('_HLS_msn'), part: c.req.query('_HLS_part') },
       target: `${c.req.path}${new URL(c.req.url).search}`,
       peerSignature: c.req.header(PEER_HEADER),
     });
@@ -519,7 +525,6 @@ export function mountHls(
       query: {
         msn: query?.get('_HLS_msn') ?? undefined,
         part: query?.get('_HLS_part') ?? undefined,
-        token: query?.get('token') ?? undefined,
       },
       target: url,
       peerSignature: headers[PEER_HEADER] as string | undefined,

@@ -197,7 +197,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   mountWhip(app, liveAuth(deps, 'whip'), core);
   mountWhep(app, core);
   const playbackKeys = new PlaybackKeys(deps.db, deps.secrets);
-  app.use('/hls/*', hlsPlaybackTokens(playbackKeys));
+  const peerSignature = new PeerSignature(deps.secrets.deriveKey('live-peer'));
+  app.use('/hls/*', hlsPlaybackTokens(playbackKeys, peerSignature));
   const hls = mountHls(app, {
     core,
     usage,
@@ -205,7 +206,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     viewers,
     admission: hlsAdmission,
     playbackKeys,
-    peerSignature: new PeerSignature(deps.secrets.deriveKey('live-peer')),
+    peerSignature,
     config: deps.config,
     log,
   });

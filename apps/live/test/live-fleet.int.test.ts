@@ -66,10 +66,15 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
   });
 
   /**
-   * A tenant's channel, created through `createdThrough` and published to on `publishedTo`: its
-   * id and its master playlist's URL, as `createdThrough` lists it.
+   * A tenant's channel (with `settings` beside its rendition), created through `createdThrough`
+   * and published to on `publishedTo`: its id, its master playlist's URL as `createdThrough`
+   * lists it, and the tenant's live API calls.
    */
-  async function publishedChannel(createdThrough: AppProcess, publishedTo: AppProcess) {
+  async function publishedChannel(
+    createdThrough: AppProcess,
+    publishedTo: AppProcess,
+    settings: Record<string, unknown> = {},
+  ) {
     const tenant = await createTenant(harness.deps, { isLive: true });
     const token = await apiToken(harness, tenant.organizationIds[0]!);
     const call = async (target: string, body: unknown) => {
@@ -82,6 +87,7 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     };
     const created = await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
       hls: [{ durationSeconds: 1, video: { width: 160, height: 90, fps: 15, bps: 100_000 } }],
+      ...settings,
     });
     const channelId = created.channel_id as string;
     const publisher = await publish({
@@ -103,7 +109,7 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       20_000,
       200,
     );
-    return { channelId, playlistUrl };
+    return { channelId, playlistUrl, call };
   }
 
   /** The rendition's media playlist through `proc`, once it lists a segment. */
@@ -155,6 +161,73 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       });
       expect(refused.status).toBe(403);
     }
+  }, 90_000);
+
+  it('checks a viewer’s playback token where it asks, and shares the holder’s answers between tokens', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    const { channelId, playlistUrl, call } = await publishedChannel(first, first, {
+      playback_token_required: true,
+    });
+    // Two viewers' tokens: their expiries differ, so do they.
+    const mint = async (seconds: number) =>
+      (
+        await call('Ukiyo_20261125.CreatePlaybackToken', {
+          channel_id: channelId,
+          expires_in_seconds: seconds,
+        })
+      ).token as string;
+    const [tokenA, tokenB] = [await mint(600), await mint(900)];
+    expect(tokenA).not.toBe(tokenB);
+    const mediaPath = new URL(playlistUrl).pathname.replace('master', '0/index');
+    const ask = (proc: AppProcess, path: string, token?: string, headers: Record<string, string> = {}) =>
+      fetch(`${liveUrl(proc)}${path}${token === undefined ? '' : `?token=${token}`}`, { headers });
+
+    for (const [proc, token, headers] of [
+      [second, undefined, {}],
+      [second, `${tokenA}x`, {}],
+      [first, undefined, {}],
+      // A viewer posing as a peer is a viewer.
+      [first, undefined, { 'x-ukiyo-live-peer': 'forged' }],
+    ] as const) {
+      const refused = await ask(proc, mediaPath, token, headers);
+      expect(refused.status).toBe(401);
+      await refused.arrayBuffer();
+    }
+    const media = await until(
+      'a media playlist through the second process',
+      async () => {
+        const answer = await ask(second, mediaPath, tokenA);
+        const text = await answer.text();
+        return answer.status === 200 && text.includes('#EXTINF') ? text : undefined;
+      },
+      20_000,
+      200,
+    );
+    // The playlist names its files with the viewer's token, as players fetch them.
+    const named = segmentNames(media).at(-1)!;
+    const segment = named.split('?')[0]!;
+    expect(named).toBe(`${segment}?token=${tokenA}`);
+    // Each viewer's playlist names its own token, though both came from one kept answer.
+    const forB = await (await ask(second, mediaPath, tokenB)).text();
+    expect(forB).toContain(`?token=${tokenB}`);
+    expect(forB).not.toContain(tokenA);
+
+    const holderSegments = async () =>
+      metricValue(
+        await metrics(first),
+        'ukiyo_live_hls_requests_total{kind="segment",status="200",source="local"',
+      ) || 0;
+    const before = await holderSegments();
+    const segmentPath = mediaPath.replace('index.m3u8', segment);
+    const answers = await Promise.all(
+      [tokenA, tokenB].map(async (token) => {
+        const answer = await ask(second, segmentPath, token);
+        return { status: answer.status, body: Buffer.from(await answer.arrayBuffer()) };
+      }),
+    );
+    expect(answers.map(({ status }) => status)).toEqual([200, 200]);
+    expect(answers[0]!.body.equals(answers[1]!.body)).toBe(true);
+    expect((await holderSegments()) - before).toBe(1);
   }, 90_000);
 
   it('answers a crowd through the other process with one request to the holder per file, and counts each viewer once', async () => {
