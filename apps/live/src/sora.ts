@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SoraClientMessage, SoraConnectMessage } from '@ukiyo/contract';
 import type { Logger } from 'pino';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { addressOf, authorizePublisher } from '@ukiyo/server';
 import type { LiveCore } from './core.ts';
 import { PublishError } from './ingest/ingest.ts';
@@ -28,6 +28,10 @@ const VIDEO_CODECS: Record<string, VideoCodec> = { H264: 'h264', VP8: 'vp8' };
 
 /** At most this many trickled candidates per connection: more is a flood, not ICE. */
 const MAX_CANDIDATES = 64;
+/** A signaling message's largest size. */
+const MAX_PAYLOAD = 128 * 1024;
+/** Marks a signaling connection a peer live process relays: answered here only (no loops). */
+const PEER_HEADER = 'x-ukiyo-live-peer';
 
 /**
  * Sora signaling for publishers (`role: sendonly`), on the WebSocket at `sora_url`
@@ -37,7 +41,8 @@ const MAX_CANDIDATES = 64;
  * runs; `ping`/`pong` keep it alive; `disconnect` or closing the socket ends the publisher, and
  * the end of the session (DeleteChannel, no media) closes the socket with 1000.
  * A sendonly publisher's media never changes, so no re-offer is ever sent; a `re-answer` is
- * accepted and ignored.
+ * accepted and ignored. Viewers (`role: recvonly`) take the same exchange, on the process that
+ * holds the channel: another relays their signaling to it.
  */
 export function mountSoraSignaling(
   server: Server,
@@ -46,7 +51,7 @@ export function mountSoraSignaling(
   log: Logger,
   timings: SoraTimings,
 ): WebSocketServer {
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (new URL(request.url ?? '/', 'http://live').pathname !== '/signaling') {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -58,7 +63,8 @@ export function mountSoraSignaling(
         request.socket.remoteAddress,
         deps.config,
       );
-      new SoraConnection(ws, address, deps, core, log, timings).run();
+      const relayed = request.headers[PEER_HEADER] !== undefined;
+      new SoraConnection(ws, address, relayed, deps, core, log, timings).run();
     });
   });
   return sockets;
@@ -85,6 +91,8 @@ class SoraConnection {
   constructor(
     private readonly ws: WebSocket,
     private readonly address: string,
+    /** A peer live process relays this connection (`relay`): it is answered here or refused. */
+    private readonly relayed: boolean,
     private readonly deps: LiveDeps,
     private readonly core: LiveCore,
     private readonly log: Logger,
@@ -108,7 +116,7 @@ class SoraConnection {
     const connect = SoraConnectMessage.safeParse(parseJson(data));
     if (!connect.success) throw new PublishError(400, 'the first message must be a valid connect message');
     const { role } = connect.data;
-    if (role === 'recvonly') return this.view(connect.data);
+    if (role === 'recvonly') return this.view(connect.data, data);
     if (role !== 'sendonly') {
       throw new PublishError(400, `role ${role} is not supported: publish with sendonly, view with recvonly`);
     }
@@ -139,11 +147,16 @@ class SoraConnection {
 
   /**
    * A viewer (`role: recvonly`): the publisher's media forwarded to it as to a WHEP viewer; a
-   * channel needing playback tokens takes one as `metadata.access_token`.
+   * channel needing playback tokens takes one as `metadata.access_token`. A channel another
+   * live process holds is viewed there, through `relay`.
    */
-  private async view(connect: SoraConnectMessage): Promise<void> {
+  private async view(connect: SoraConnectMessage, raw: RawData): Promise<void> {
     const { channel_id: channelId, metadata } = connect;
-    this.ws.on('message', (raw) => this.receive(raw));
+    if (!this.relayed && !this.core.served(channelId)?.session) {
+      const holder = await this.core.peerOf(channelId);
+      if (holder) return this.relay(holder, raw);
+    }
+    this.ws.on('message', (message) => this.receive(message));
     const viewer = await this.core.watch(channelId, 'sora', metadata?.access_token, (negotiating) =>
       this.negotiate(negotiating, channelId, negotiating.id),
     );
@@ -156,6 +169,45 @@ class SoraConnection {
     );
     await this.next('disconnect');
     await viewer.close();
+  }
+
+  /**
+   * A viewer of a channel the live process at `holder` (its LIVE_INTERNAL_URL) holds, as WHEP's
+   * POST is passed on: the signaling relayed both ways as it comes, from the connect message on,
+   * to the holder's, whose offer names its own ICE candidates, so that the media goes to it
+   * directly. The holder runs the exchange (pings, refusals, the end); its close code and reason
+   * reach the client, and the client's end closes the holder's side.
+   */
+  private relay(holder: string, connect: RawData): Promise<void> {
+    const upstream = new WebSocket(`${holder.replace(/^http/, 'ws')}/signaling`, {
+      headers: { [PEER_HEADER]: '1' },
+      maxPayload: MAX_PAYLOAD,
+      handshakeTimeout: this.timings.handshakeMs,
+    });
+    // What the client sends before the holder's socket is open: a few messages at most (the
+    // client waits for the offer), so more is a flood.
+    const early: RawData[] = [connect];
+    this.ws.on('message', (message) => {
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(message);
+      else if (early.push(message) > MAX_CANDIDATES)
+        this.close(closeCode(400), 'too many messages before the offer');
+    });
+    upstream.on('open', () => {
+      for (const message of early.splice(0)) upstream.send(message);
+    });
+    upstream.on('message', (message, binary) => {
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.send(message, { binary });
+    });
+    this.leave = () => upstream.close(1000);
+    return new Promise((resolve) => {
+      upstream.on('error', () => {});
+      upstream.on('close', (code, reason) => {
+        // 1005 and 1006 (no close frame, a connection lost) cannot be sent on.
+        if (code === 1000 || code >= 3000) this.close(code, reason.toString());
+        else this.close(closeCode(502), 'the live process holding this channel did not answer');
+        resolve();
+      });
+    });
   }
 
   private connected(role: 'sendonly' | 'recvonly', channelId: string, connectionId: string): void {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RTCPeerConnection } from 'werift';
+import WebSocket from 'ws';
 import {
   AppProcess,
   createTenant,
@@ -228,6 +230,65 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     expect(answers.map(({ status }) => status)).toEqual([200, 200]);
     expect(answers[0]!.body.equals(answers[1]!.body)).toBe(true);
     expect((await holderSegments()) - before).toBe(1);
+  }, 90_000);
+
+  it('views over Sora signaling through the other process, the media coming from the holder', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    const { channelId } = await publishedChannel(first, first);
+    const guarded = await publishedChannel(first, first, { playback_token_required: true });
+    const webRtcViewers = async (proc: AppProcess) =>
+      metricValue(await metrics(proc), 'ukiyo_live_webrtc_viewers{app="live"}');
+
+    /** A werift recvonly viewer over Sora signaling at `proc`: its RTP packets, and its end. */
+    const soraViewer = (proc: AppProcess, connect: Record<string, unknown>) => {
+      const pc = new RTCPeerConnection({ iceAdditionalHostAddresses: ['127.0.0.1'] });
+      let packets = 0;
+      pc.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => packets++));
+      const ws = new WebSocket(`${liveUrl(proc).replace(/^http/, 'ws')}/signaling`);
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+      );
+      ws.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as { type: string; sdp?: string };
+        if (message.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
+        if (message.type !== 'offer') return;
+        void (async () => {
+          await pc.setRemoteDescription({ type: 'offer', sdp: message.sdp! });
+          await pc.setLocalDescription(await pc.createAnswer());
+          ws.send(JSON.stringify({ type: 'answer', sdp: pc.localDescription!.sdp }));
+        })();
+      });
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'connect', role: 'recvonly', ...connect })));
+      return {
+        packets: () => packets,
+        closed,
+        async leave() {
+          ws.send(JSON.stringify({ type: 'disconnect' }));
+          ws.close();
+          await pc.close();
+        },
+      };
+    };
+
+    const viewer = soraViewer(second, { channel_id: channelId });
+    try {
+      await until('RTP through the other process', async () => (viewer.packets() >= 30 ? true : undefined));
+      expect(await webRtcViewers(first)).toBe(1);
+      expect(await webRtcViewers(second)).toBe(0);
+    } finally {
+      await viewer.leave();
+    }
+    await until('the viewer gone at the holder', async () =>
+      (await webRtcViewers(first)) === 0 ? true : undefined,
+    );
+
+    // The holder's refusal reaches the client as the holder closed with it.
+    const refused = soraViewer(second, { channel_id: guarded.channelId });
+    await expect(refused.closed).resolves.toEqual({
+      code: 4401,
+      reason: 'a valid playback token is required',
+    });
+    await refused.leave();
   }, 90_000);
 
   it('answers a crowd through the other process with one request to the holder per file, and counts each viewer once', async () => {
