@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RTCPeerConnection } from 'werift';
-import WebSocket from 'ws';
 import {
   AppProcess,
   createTenant,
@@ -15,6 +13,7 @@ import {
 } from '@ukiyo/server/testing';
 import { apiToken, segmentNames } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
+import { soraViewer } from './sora-viewer.ts';
 
 // `npm run start:live` twice on one PostgreSQL: a publisher on one process, a viewer on the
 // other, as behind a load balancer. Needs a PostgreSQL server (DATABASE_URL, as CI's second
@@ -239,38 +238,10 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     const webRtcViewers = async (proc: AppProcess) =>
       metricValue(await metrics(proc), 'ukiyo_live_webrtc_viewers{app="live"}');
 
-    /** A werift recvonly viewer over Sora signaling at `proc`: its RTP packets, and its end. */
-    const soraViewer = (proc: AppProcess, connect: Record<string, unknown>) => {
-      const pc = new RTCPeerConnection({ iceAdditionalHostAddresses: ['127.0.0.1'] });
-      let packets = 0;
-      pc.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => packets++));
-      const ws = new WebSocket(`${liveUrl(proc).replace(/^http/, 'ws')}/signaling`);
-      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-      );
-      ws.on('message', (data) => {
-        const message = JSON.parse(data.toString()) as { type: string; sdp?: string };
-        if (message.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
-        if (message.type !== 'offer') return;
-        void (async () => {
-          await pc.setRemoteDescription({ type: 'offer', sdp: message.sdp! });
-          await pc.setLocalDescription(await pc.createAnswer());
-          ws.send(JSON.stringify({ type: 'answer', sdp: pc.localDescription!.sdp }));
-        })();
-      });
-      ws.on('open', () => ws.send(JSON.stringify({ type: 'connect', role: 'recvonly', ...connect })));
-      return {
-        packets: () => packets,
-        closed,
-        async leave() {
-          ws.send(JSON.stringify({ type: 'disconnect' }));
-          ws.close();
-          await pc.close();
-        },
-      };
-    };
+    const soraViewerAt = (proc: AppProcess, connect: Record<string, unknown>) =>
+      soraViewer(`${liveUrl(proc).replace(/^http/, 'ws')}/signaling`, connect);
 
-    const viewer = soraViewer(second, { channel_id: channelId });
+    const viewer = soraViewerAt(second, { channel_id: channelId });
     try {
       await until('RTP through the other process', async () => (viewer.packets() >= 30 ? true : undefined));
       expect(await webRtcViewers(first)).toBe(1);
@@ -283,7 +254,7 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
     );
 
     // The holder's refusal reaches the client as the holder closed with it.
-    const refused = soraViewer(second, { channel_id: guarded.channelId });
+    const refused = soraViewerAt(second, { channel_id: guarded.channelId });
     await expect(refused.closed).resolves.toEqual({
       code: 4401,
       reason: 'a valid playback token is required',

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI } from 'werift';
 import WebSocket from 'ws';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { apiToken, startLive, starveUntilShed, type LiveUnderTest } from './helpers.ts';
 import { publish } from './publisher.ts';
+import { soraViewer } from './sora-viewer.ts';
 
 const CREATE = 'ImageFlux_20200316.CreateMultistreamChannelWithHLS';
 
@@ -142,40 +142,17 @@ describe('Sora signaling recvonly: a viewer shed for want of room', () => {
       height: 180,
       fps: 15,
     });
-    const pc = new RTCPeerConnection({
-      codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
-      iceAdditionalHostAddresses: ['127.0.0.1'],
-    });
+    const viewer = soraViewer(`${live.baseUrl.replace(/^http/, 'ws')}/signaling`, { channel_id: channelId });
     try {
       expect(publisher.status).toBe(201);
-      const connected = new Promise<void>((resolve) =>
-        pc.connectionStateChange.subscribe((state) => state === 'connected' && resolve()),
-      );
-      const ws = new WebSocket(`${live.baseUrl.replace(/^http/, 'ws')}/signaling`);
-      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-        ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-      );
-      ws.on('message', (data) => {
-        const message = JSON.parse(data.toString()) as { type: string; sdp?: string };
-        if (message.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
-        if (message.type !== 'offer') return;
-        void (async () => {
-          await pc.setRemoteDescription({ type: 'offer', sdp: message.sdp! });
-          await pc.setLocalDescription(await pc.createAnswer());
-          ws.send(JSON.stringify({ type: 'answer', sdp: pc.localDescription!.sdp }));
-        })();
-      });
-      ws.on('open', () =>
-        ws.send(JSON.stringify({ type: 'connect', role: 'recvonly', channel_id: channelId })),
-      );
-      await connected;
+      await viewer.connected;
       expect(await starveUntilShed(live)).toBe(1);
-      await expect(closed).resolves.toEqual({
+      await expect(viewer.closed).resolves.toEqual({
         code: 4503,
         reason: 'this live server has no room for its WebRTC viewers now; HLS plays',
       });
     } finally {
-      await pc.close();
+      await viewer.leave();
       await publisher.stop();
     }
   });
