@@ -40,6 +40,12 @@ export type LiveTimings = SessionTimings & WebRtcTimings;
 
 /** How long a peer's address for a channel is remembered (a new publisher may move it). */
 const PEER_LOOKUP_TTL_MS = 2_000;
+/**
+ * Marks what a live process passes on to the one holding a channel (peerOf): a WHEP request, a
+ * Sora viewer's signaling, an HLS request (whose value is then its signature, see hls.ts). The
+ * holder answers it alone, never passing it on again.
+ */
+export const PEER_HEADER = 'x-ukiyo-live-peer';
 
 /** A viewer arriving before the publisher's first video packet waits this long for it. */
 const FIRST_VIDEO_WAIT_MS = 5_000;

@@ -7,7 +7,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { addressOf, clientAddress, type Config } from '@ukiyo/server';
 import type { LiveEnv } from './api.ts';
-import type { LiveCore } from './core.ts';
+import { PEER_HEADER, type LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { type Answer, PeerCache } from './hls/peer-cache.ts';
@@ -19,12 +19,6 @@ import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
 const PLAYLIST = 'application/vnd.apple.mpegurl';
-/**
- * Marks a request passed on by a peer live process: answered from local files only (no loops),
- * neither admitted nor counted here (the peer did both). Its value is the request's path and
- * query signed with the fleet's key (PeerSignature), so a viewer cannot pass for a peer.
- */
-const PEER_HEADER = 'x-ukiyo-live-peer';
 /** Where a peer reports the viewers it served a channel to (PeerViewers). */
 const VIEWERS_REPORT_PATH = '/internal/hls-viewers';
 /** In an answer to a peer: the organization whose delivery the peer counts. */
@@ -103,7 +97,12 @@ interface HlsRequest {
   peerSignature: string | undefined;
 }
 
-/** Signs and checks the requests live processes pass on to each other (PEER_HEADER). */
+/**
+ * Signs and checks the requests live processes pass on to each other: PEER_HEADER holds the
+ * request's path and query signed with the fleet's key, so that a viewer cannot pass for a peer.
+ * A peer's HLS request is answered from local files only, neither admitted nor counted here (the
+ * peer did both).
+ */
 export class PeerSignature {
   constructor(private readonly key: Buffer) {}
 

@@ -4,7 +4,7 @@ import { SoraClientMessage, SoraConnectMessage } from '@ukiyo/contract';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { addressOf, authorizePublisher } from '@ukiyo/server';
-import type { LiveCore } from './core.ts';
+import { PEER_HEADER, type LiveCore } from './core.ts';
 import { PublishError } from './ingest/ingest.ts';
 import type { Candidate, VideoCodec } from './ingest/webrtc.ts';
 import type { LiveDeps } from './types.ts';
@@ -30,8 +30,6 @@ const VIDEO_CODECS: Record<string, VideoCodec> = { H264: 'h264', VP8: 'vp8' };
 const MAX_CANDIDATES = 64;
 /** A signaling message's largest size. */
 const MAX_PAYLOAD = 128 * 1024;
-/** Marks a signaling connection a peer live process relays: answered here only (no loops). */
-const PEER_HEADER = 'x-ukiyo-live-peer';
 
 /**
  * Sora signaling for publishers (`role: sendonly`), on the WebSocket at `sora_url`

@@ -1,10 +1,8 @@
 import type { Context, Hono } from 'hono';
 import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
-import type { LiveCore } from './core.ts';
+import { PEER_HEADER, type LiveCore } from './core.ts';
 import { CHANNEL, refuse, refuseTrickle, sdpBodyLimit, sdpCors, sdpOffer } from './whip.ts';
 
-/** Marks a request passed on by a peer live process: answered here only (no loops). */
-const PEER_HEADER = 'x-ukiyo-live-peer';
 /** Answering an offer takes ICE gathering: up to its 5 s timeout, and the first video's 5 s. */
 const PEER_TIMEOUT_MS = 15_000;
 
