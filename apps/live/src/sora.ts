@@ -177,6 +177,8 @@ class SoraConnection {
    * reach the client, and the client's end closes the holder's side.
    */
   private relay(holder: string, connect: RawData): Promise<void> {
+    // The client left while the holder was looked up.
+    if (this.gone) return Promise.resolve();
     const upstream = new WebSocket(`${holder.replace(/^http/, 'ws')}/signaling`, {
       headers: { [PEER_HEADER]: '1' },
       maxPayload: MAX_PAYLOAD,
@@ -184,14 +186,14 @@ class SoraConnection {
     });
     // What the client sends before the holder's socket is open: a few messages at most (the
     // client waits for the offer), so more is a flood.
-    const early: RawData[] = [connect];
-    this.ws.on('message', (message) => {
-      if (upstream.readyState === WebSocket.OPEN) upstream.send(message);
-      else if (early.push(message) > MAX_CANDIDATES)
+    const early: Array<{ message: RawData; binary: boolean }> = [{ message: connect, binary: false }];
+    this.ws.on('message', (message, binary) => {
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(message, { binary });
+      else if (early.push({ message, binary }) > MAX_CANDIDATES)
         this.close(closeCode(400), 'too many messages before the offer');
     });
     upstream.on('open', () => {
-      for (const message of early.splice(0)) upstream.send(message);
+      for (const { message, binary } of early.splice(0)) upstream.send(message, { binary });
     });
     upstream.on('message', (message, binary) => {
       if (this.ws.readyState === WebSocket.OPEN) this.ws.send(message, { binary });
