@@ -202,8 +202,8 @@ class SoraConnection {
     return new Promise((resolve) => {
       upstream.on('error', () => {});
       upstream.on('close', (code, reason) => {
-        // 1005 and 1006 (no close frame, a connection lost) cannot be sent on.
-        if (code === 1000 || code >= 3000) this.close(code, reason.toString());
+        // 1005 and 1006 stand for no close frame (a connection lost or never made): not sent on.
+        if (code !== 1005 && code !== 1006) this.close(code, reason.toString());
         else this.close(closeCode(502), 'the live process holding this channel did not answer');
         resolve();
       });
