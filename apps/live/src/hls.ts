@@ -119,7 +119,8 @@ export class PeerSignature {
 
   /** Whether a request came from another process of the fleet: its path and query signed. */
   signedRequest(c: Context<LiveEnv>): boolean {
-    return this.verify(`${c.req.path}${new URL(c.req.url).search}`, c.req.header(PEER_HEADER));
+    const signature = c.req.header(PEER_HEADER);
+    return signature !== undefined && this.verify(`${c.req.path}${new URL(c.req.url).search}`, signature);
   }
 }
 

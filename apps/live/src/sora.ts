@@ -30,6 +30,8 @@ const VIDEO_CODECS: Record<string, VideoCodec> = { H264: 'h264', VP8: 'vp8' };
 const MAX_CANDIDATES = 64;
 /** A signaling message's largest size. */
 const MAX_PAYLOAD = 128 * 1024;
+/** Signaling a relay holds for the holder at most (`SoraConnection.relay`). */
+const MAX_RELAY_BACKLOG = 1024 * 1024;
 
 /**
  * Sora signaling for publishers (`role: sendonly`), on the WebSocket at `sora_url`
@@ -184,16 +186,22 @@ class SoraConnection {
       maxPayload: MAX_PAYLOAD,
       handshakeTimeout: this.timings.handshakeMs,
     });
-    // What the client sends before the holder's socket is open: a few messages at most (the
-    // client waits for the offer), so more is a flood.
+    // What the client sent before the holder's socket opened, and what that socket has not yet
+    // taken: a client's signaling is a few kilobytes, so past MAX_RELAY_BACKLOG it is a flood.
     const early: Array<{ message: RawData; binary: boolean }> = [{ message: connect, binary: false }];
+    let earlyBytes = 0;
     this.ws.on('message', (message, binary) => {
       if (upstream.readyState === WebSocket.OPEN) upstream.send(message, { binary });
-      else if (early.push({ message, binary }) > MAX_CANDIDATES)
-        this.close(closeCode(400), 'too many messages before the offer');
+      else {
+        early.push({ message, binary });
+        earlyBytes += rawBytes(message);
+      }
+      if (earlyBytes + upstream.bufferedAmount > MAX_RELAY_BACKLOG)
+        this.close(closeCode(400), 'signaling sent faster than it can be passed on');
     });
     upstream.on('open', () => {
       for (const { message, binary } of early.splice(0)) upstream.send(message, { binary });
+      earlyBytes = 0;
     });
     upstream.on('message', (message, binary) => {
       if (this.ws.readyState === WebSocket.OPEN) this.ws.send(message, { binary });
@@ -341,6 +349,10 @@ class SoraConnection {
     if (this.ws.readyState === this.ws.OPEN)
       this.ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
   }
+}
+
+function rawBytes(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((sum, part) => sum + part.length, 0) : data.byteLength;
 }
 
 function parseJson(data: RawData): unknown {
