@@ -22,12 +22,19 @@ import sharp, { type Sharp } from 'sharp';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** Ports a process of the bench may take: each process gets PORTS_PER_PROCESS of them. */
+const PORTS_PER_PROCESS = 10;
+let nextPort = 10_000 + PORTS_PER_PROCESS * Math.floor(Math.random() * 2_000);
+
 /**
  * A port for a process of the bench, with a few free ones after it: below Linux's ephemeral
  * range (32768 and up), where the machine's own outgoing connections would collide with it.
+ * One run takes them in turn from a random start, so that its own processes never share one.
  */
 export function portBase(): number {
-  return 10_000 + Math.floor(Math.random() * 20_000);
+  const port = nextPort;
+  nextPort = port + PORTS_PER_PROCESS >= 32_768 ? 10_000 : port + PORTS_PER_PROCESS;
+  return port;
 }
 
 /**
