@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   AppProcess,
@@ -13,6 +15,8 @@ import {
 } from '@ukiyo/server/testing';
 import { apiToken, segmentNames } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../../e2e/support/chromium.ts';
+import { servePublisherPage } from './sora-publisher.ts';
 import { soraViewer } from './sora-viewer.ts';
 
 // `npm run start:live` twice on one PostgreSQL: a publisher on one process, a viewer on the
@@ -260,6 +264,66 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       reason: 'a valid playback token is required',
     });
     await refused.leave();
+  }, 90_000);
+
+  it('plays to the Sora JavaScript SDK in Chromium through the other process', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    const { channelId } = await publishedChannel(first, first);
+    const site = await servePublisherPage();
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage();
+      await page.goto(site.url);
+      await page.waitForFunction(() => 'view' in globalThis);
+      const viewerId = await page.evaluate(
+        ([url, channel]) =>
+          (globalThis as unknown as { view(...args: unknown[]): Promise<string> }).view(url, channel, null),
+        [`${liveUrl(second).replace(/^http/, 'ws')}/signaling`, channelId],
+      );
+      expect(viewerId).toMatch(/^[0-9a-f]{20}$/);
+      const video = page.locator('#viewer');
+      await until(
+        'the video playing',
+        async () =>
+          (await video.evaluate((element: HTMLVideoElement) => element.currentTime)) > 1 ? true : undefined,
+        30_000,
+        200,
+      );
+      expect(await video.evaluate((element: HTMLVideoElement) => element.videoWidth)).toBe(160);
+      expect(metricValue(await metrics(first), 'ukiyo_live_webrtc_viewers{app="live"}')).toBe(1);
+    } finally {
+      await browser.close();
+      await site.close();
+    }
+  }, 90_000);
+
+  it('closes a relayed client that floods signaling while the holder does not take it', async () => {
+    const [first, second] = processes as [AppProcess, AppProcess];
+    const { channelId } = await publishedChannel(first, first);
+    // The holder stopped: its kernel takes the relay's connection, but nothing answers the
+    // upgrade, so all the client sends is held at the second process.
+    first.child.kill('SIGSTOP');
+    try {
+      const client = new WebSocket(`${liveUrl(second).replace(/^http/, 'ws')}/signaling`);
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        client.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+      );
+      await new Promise((resolve) => client.once('open', resolve));
+      client.send(JSON.stringify({ type: 'connect', role: 'recvonly', channel_id: channelId }));
+      // Messages of 120 KiB (within the payload limit), one every 20 ms until the relay, once
+      // it started (the holder looked up in the database), holds more than 1 MiB.
+      const flood = setInterval(() => client.send(Buffer.alloc(120 * 1024, 'x'), { binary: false }), 20);
+      try {
+        await expect(closed).resolves.toEqual({
+          code: 4400,
+          reason: 'signaling sent faster than it can be passed on',
+        });
+      } finally {
+        clearInterval(flood);
+      }
+    } finally {
+      first.child.kill('SIGCONT');
+    }
   }, 90_000);
 
   it('answers a crowd through the other process with one request to the holder per file, and counts each viewer once', async () => {
