@@ -1,8 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { addressOf, clientAddress, type Config } from '@ukiyo/server';
@@ -11,6 +10,7 @@ import { PEER_HEADER, type LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { type Answer, PeerCache } from './hls/peer-cache.ts';
+import type { PeerSignature } from './hls/peer-signature.ts';
 import { PeerViewers, type ViewersReport, viewersReportSchema } from './hls/peer-viewers.ts';
 import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
@@ -95,33 +95,6 @@ interface HlsRequest {
   target: string;
   /** The request's PEER_HEADER, if any. */
   peerSignature: string | undefined;
-}
-
-/**
- * Signs and checks the requests live processes pass on to each other: PEER_HEADER holds the
- * request's path and query signed with the fleet's key, so that a viewer cannot pass for a peer.
- * A peer's HLS request is answered from local files only, neither admitted nor counted here (the
- * peer did both).
- */
-export class PeerSignature {
-  constructor(private readonly key: Buffer) {}
-
-  sign(target: string): string {
-    return createHmac('sha256', this.key).update(target).digest('base64url');
-  }
-
-  verify(target: string, signature: string | undefined): boolean {
-    if (signature === undefined) return false;
-    const expected = Buffer.from(this.sign(target));
-    const given = Buffer.from(signature);
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-
-  /** Whether a request came from another process of the fleet: its path and query signed. */
-  signedRequest(c: Context<LiveEnv>): boolean {
-    const signature = c.req.header(PEER_HEADER);
-    return signature !== undefined && this.verify(`${c.req.path}${new URL(c.req.url).search}`, signature);
-  }
 }
 
 /**

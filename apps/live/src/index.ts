@@ -17,7 +17,8 @@ import {
 } from '@ukiyo/server';
 import { liveAuth, mountLiveApi, type LiveEnv } from './api.ts';
 import { LiveCore, type LiveTimings } from './core.ts';
-import { mountHls, PeerSignature } from './hls.ts';
+import { mountHls } from './hls.ts';
+import { PeerSignature } from './hls/peer-signature.ts';
 import { hlsPlaybackTokens, PlaybackKeys } from './playback-tokens.ts';
 import type { RtmpTimings } from './ingest/rtmp.ts';
 import { LiveMetrics, ViewerTracker } from './metrics.ts';

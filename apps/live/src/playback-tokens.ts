@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ChannelRow, ChannelSettings } from '@ukiyo/server';
 import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
-import type { PeerSignature } from './hls.ts';
+import type { PeerSignature } from './hls/peer-signature.ts';
 import type { Db, SecretBox } from './types.ts';
 
 /**

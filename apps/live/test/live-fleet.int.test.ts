@@ -285,11 +285,13 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       await until(
         'the video playing',
         async () =>
-          (await video.evaluate((element: HTMLVideoElement) => element.currentTime)) > 1 ? true : undefined,
+          (await video.evaluate((element) => (element as { currentTime: number }).currentTime)) > 1
+            ? true
+            : undefined,
         30_000,
         200,
       );
-      expect(await video.evaluate((element: HTMLVideoElement) => element.videoWidth)).toBe(160);
+      expect(await video.evaluate((element) => (element as { videoWidth: number }).videoWidth)).toBe(160);
       expect(metricValue(await metrics(first), 'ukiyo_live_webrtc_viewers{app="live"}')).toBe(1);
     } finally {
       await browser.close();
