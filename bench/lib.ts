@@ -22,6 +22,10 @@ import sharp, { type Sharp } from 'sharp';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+// A bench that fails leaves no process behind (an edge, a peer, nginx, a publisher holding its
+// ports for the next run): its children end with it.
+process.on('exit', () => spawnSync('pkill', ['-TERM', '-P', String(process.pid)]));
+
 /** Ports a process of the bench may take: each process gets PORTS_PER_PROCESS of them. */
 const PORTS_PER_PROCESS = 10;
 let nextPort = 10_000 + PORTS_PER_PROCESS * Math.floor(Math.random() * 2_000);
