@@ -33,6 +33,7 @@ import {
   round2,
   startEdge,
   type BenchEdge,
+  waitUntil,
 } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -84,14 +85,6 @@ const peakRssMb = (pid: number) =>
       })
       .reduce((a, b) => a + b, 0),
   );
-async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} did not start`);
-}
-
 /**
  * nginx serving `root` as static files, over HTTP on `port` and over HTTPS on `tlsPort` with the
  * certificate for localhost.

@@ -92,6 +92,15 @@ export async function startServer(
   throw new Error('server did not start within 30 s');
 }
 
+/** Resolves once `check` is true (a server of the bench answering), within 10 s. */
+export async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} did not start`);
+}
+
 /** Runs `task` over `items` with at most `concurrency` in flight. */
 export async function pool<T>(
   items: readonly T[],

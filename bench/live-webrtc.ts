@@ -22,10 +22,18 @@
 // share its 2 cores with the server and the publisher: the count that keeps up is a floor for
 // the server alone. A viewer the server refuses for want of room (503) tries again once after
 // Retry-After; `Connected` counts the viewers the server took.
+//
+// The native floor, once the live server has stopped: peers/native-sfu.mjs, libdatachannel's
+// C++ ICE, DTLS and SRTP sending a stream of the publisher's measured bitrate to the same steps
+// of the same viewers, with none of our logic (no keyframe wait, NACK history, congestion or
+// threads of ours). `floorViewers…` are its figures, `viewers…FloorRatio` our core-ms per full
+// viewer-second against its own, as bench/edge sets hits against nginx.
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { report, round2 } from './lib.ts';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { cpuMsOf, portBase, report, round2, waitUntil } from './lib.ts';
 import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 
@@ -112,13 +120,30 @@ async function ingestBytes(live: LiveBench['live']): Promise<number> {
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
 const VIEWERS_PER_PROCESS = 100;
 
-/** What the server does without viewers: its CPU, and the bytes it takes in from the publisher. */
-interface Idle {
-  cores: number;
-  ingestBytesPerMs: number;
+/**
+ * A forwarding server as a step of viewers measures it: its CPU time so far (ms), the bytes of
+ * the stream it forwards so far, and what it spends with no viewer (cores) and sends one (bytes
+ * per ms, the floor of the stream's bytes: see viewerStep).
+ */
+interface Forwarder {
+  whepUrl: string;
+  cpuMs(): number;
+  streamBytes(): Promise<number>;
+  idle: { cores: number; streamBytesPerMs: number };
 }
 
-async function viewerStep(live: LiveBench['live'], whepUrl: string, count: number, idle: Idle) {
+/** The forwarder's CPU and stream over WINDOW_MS with no viewer. */
+async function idleOf(forwarder: Omit<Forwarder, 'idle'>): Promise<Forwarder['idle']> {
+  const [cpuBefore, streamBefore] = [forwarder.cpuMs(), await forwarder.streamBytes()];
+  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+  return {
+    cores: (forwarder.cpuMs() - cpuBefore) / WINDOW_MS,
+    streamBytesPerMs: ((await forwarder.streamBytes()) - streamBefore) / WINDOW_MS,
+  };
+}
+
+async function viewerStep(forwarder: Forwarder, count: number) {
+  const { whepUrl, idle } = forwarder;
   const children = Array.from({ length: Math.ceil(count / VIEWERS_PER_PROCESS) }, (_, index) =>
     childMode(new URL('./live-webrtc-viewers.ts', import.meta.url), {
       whepUrl,
@@ -132,25 +157,24 @@ async function viewerStep(live: LiveBench['live'], whepUrl: string, count: numbe
   ).reduce((sum, child) => sum + child.connected, 0);
   // Every child counts from here, once all are connected: one window for the viewers and the server.
   for (const viewers of children) viewers.process.stdin!.write('start\n');
-  const cpuBefore = process.cpuUsage();
-  const ingestBefore = await ingestBytes(live);
+  const cpuBefore = forwarder.cpuMs();
+  const streamBefore = await forwarder.streamBytes();
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-  const cpu = process.cpuUsage(cpuBefore);
-  const ingested = (await ingestBytes(live)) - ingestBefore;
+  const serverCores = (forwarder.cpuMs() - cpuBefore) / WINDOW_MS;
+  const streamed = (await forwarder.streamBytes()) - streamBefore;
   const reports = await Promise.all(
     children.map(async (viewers) => {
       viewers.process.stdin!.write('report\n');
       return JSON.parse(await viewers.next()) as { received: number[]; cpuMs: number };
     }),
   );
-  const published = Math.max(ingested, idle.ingestBytesPerMs * WINDOW_MS);
+  const published = Math.max(streamed, idle.streamBytesPerMs * WINDOW_MS);
   const shares = reports.flatMap((report) => report.received).map((bytes) => bytes / published);
-  const serverCores = (cpu.user + cpu.system) / 1e3 / WINDOW_MS;
   return {
     connected,
     keptUp: shares.filter((share) => share >= KEEPS_UP).length,
     // Shares are of what the publisher got through: this says it kept its 4 Mbit/s meanwhile.
-    ingestMbps: round2((ingested * 8) / (WINDOW_MS * 1000)),
+    streamMbps: round2((streamed * 8) / (WINDOW_MS * 1000)),
     medianShare: round2(percentile(shares, 0.5)),
     serverCores: round2(serverCores),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
@@ -168,8 +192,29 @@ async function viewerStep(live: LiveBench['live'], whepUrl: string, count: numbe
 }
 
 async function main() {
-  const { live, database, base, token, call } = await startLiveBench();
   const loadAtStart = loadavg()[0]!;
+  const figures: Record<string, number> = {};
+  const streamBytesPerMs = await measureServer(figures);
+  // The floor runs once the live server and its publisher have stopped.
+  await measureFloor(streamBytesPerMs, figures);
+  report(
+    'live-webrtc',
+    {
+      ...figures,
+      // The machine's load (1 min) when the run started and ended: these figures move with it.
+      loadavg1AtStart: round2(loadAtStart),
+      loadavg1AtEnd: round2(loadavg()[0]!),
+    },
+    {
+      glassToGlassMedianMs: '<= 500',
+      [`viewers${Math.max(...VIEWER_STEPS)}KeptUp`]: '>= 200 on 2 cores',
+    },
+  );
+}
+
+/** The live server with its publisher, into `figures`; resolves the stream's bytes per ms. */
+async function measureServer(figures: Record<string, number>): Promise<number> {
+  const { live, database, base, token, call } = await startLiveBench();
   try {
     const channelId = (
       await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
@@ -177,25 +222,11 @@ async function main() {
       })
     ).channel_id as string;
     const publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
-    const whepUrl = `${base}/whep/${channelId}`;
-    const figures: Record<string, number> = {};
-    const targets: Record<string, string> = { glassToGlassMedianMs: '<= 500' };
     try {
-      await measure(live, whepUrl, await publisher.zero, figures);
+      return await measure(live, `${base}/whep/${channelId}`, await publisher.zero, figures);
     } finally {
       await publisher.stop();
     }
-    targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = '>= 200 on 2 cores';
-    report(
-      'live-webrtc',
-      {
-        ...figures,
-        // The machine's load (1 min) when the run started and ended: these figures move with it.
-        loadavg1AtStart: round2(loadAtStart),
-        loadavg1AtEnd: round2(loadavg()[0]!),
-      },
-      targets,
-    );
   } finally {
     await live.close();
     await database.close();
@@ -208,7 +239,7 @@ async function measure(
   whepUrl: string,
   zero: number,
   figures: Record<string, number>,
-) {
+): Promise<number> {
   try {
     const latencies = await glassToGlass(whepUrl, zero);
     figures.glassToGlassMedianMs = Math.round(percentile(latencies, 0.5));
@@ -217,26 +248,57 @@ async function measure(
   } catch (error) {
     console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const cpuBefore = process.cpuUsage();
-  const ingestBefore = await ingestBytes(live);
-  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-  const cpu = process.cpuUsage(cpuBefore);
-  // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.
-  const idle: Idle = {
-    cores: (cpu.user + cpu.system) / 1e3 / WINDOW_MS,
-    ingestBytesPerMs: ((await ingestBytes(live)) - ingestBefore) / WINDOW_MS,
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1e3;
   };
+  const server = { whepUrl, cpuMs, streamBytes: () => ingestBytes(live) };
+  // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.
+  const idle = await idleOf(server);
   figures.serverCoresWithoutViewers = round2(idle.cores);
-  figures.ingestMbpsWithoutViewers = round2((idle.ingestBytesPerMs * 8) / 1000);
+  figures.ingestMbpsWithoutViewers = round2((idle.streamBytesPerMs * 8) / 1000);
   for (const count of VIEWER_STEPS) {
-    const step = await viewerStep(live, whepUrl, count, idle);
+    const step = await viewerStep({ ...server, idle }, count);
     figures[`viewers${count}Connected`] = step.connected;
     figures[`viewers${count}KeptUp`] = step.keptUp;
     figures[`viewers${count}MedianShare`] = step.medianShare;
-    figures[`viewers${count}IngestMbps`] = step.ingestMbps;
+    figures[`viewers${count}IngestMbps`] = step.streamMbps;
     figures[`viewers${count}ServerCores`] = step.serverCores;
     figures[`viewers${count}ClientCores`] = step.clientCores;
     figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+  }
+  return idle.streamBytesPerMs;
+}
+
+/**
+ * The native floor (peers/native-sfu.mjs) sending a stream of the publisher's bitrate to each
+ * step of viewers, after the live server has stopped: its figures, and ours against them.
+ */
+async function measureFloor(streamBytesPerMs: number, figures: Record<string, number>) {
+  const port = portBase();
+  const peer = spawn(process.execPath, [fileURLToPath(new URL('./peers/native-sfu.mjs', import.meta.url))], {
+    env: { ...process.env, PORT: String(port), BITRATE: String(Math.round(streamBytesPerMs * 8000)) },
+    stdio: 'inherit',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const sent = async () => ((await (await fetch(base)).json()) as { sent: number }).sent;
+  await waitUntil(async () => (await sent()) >= 0, 'the native floor');
+  const floor = { whepUrl: `${base}/whep`, cpuMs: () => cpuMsOf(peer.pid!), streamBytes: sent };
+  try {
+    const idle = await idleOf(floor);
+    for (const count of VIEWER_STEPS) {
+      const step = await viewerStep({ ...floor, idle }, count);
+      figures[`floorViewers${count}KeptUp`] = step.keptUp;
+      figures[`floorViewers${count}MedianShare`] = step.medianShare;
+      figures[`floorViewers${count}ServerCores`] = step.serverCores;
+      figures[`floorViewers${count}ClientCores`] = step.clientCores;
+      figures[`floorViewers${count}CoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+      figures[`viewers${count}FloorRatio`] = round2(
+        figures[`viewers${count}ServerCoreMsPerFullViewerSecond`]! / step.serverCoreMsPerFullViewerSecond,
+      );
+    }
+  } finally {
+    peer.kill('SIGTERM');
   }
 }
 
