@@ -191,6 +191,22 @@ async function viewerStep(forwarder: Forwarder, count: number) {
   };
 }
 
+/** A step's figures, each named `prefix` and what it is (`viewers200KeptUp`). */
+function record(
+  figures: Record<string, number>,
+  prefix: string,
+  step: Awaited<ReturnType<typeof viewerStep>>,
+) {
+  figures[`${prefix}Connected`] = step.connected;
+  figures[`${prefix}KeptUp`] = step.keptUp;
+  figures[`${prefix}MedianShare`] = step.medianShare;
+  // What the forwarder had to send meanwhile: for the live server, what it took in.
+  figures[`${prefix}IngestMbps`] = step.streamMbps;
+  figures[`${prefix}ServerCores`] = step.serverCores;
+  figures[`${prefix}ClientCores`] = step.clientCores;
+  figures[`${prefix}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+}
+
 async function main() {
   const loadAtStart = loadavg()[0]!;
   const figures: Record<string, number> = {};
@@ -257,16 +273,8 @@ async function measure(
   const idle = await idleOf(server);
   figures.serverCoresWithoutViewers = round2(idle.cores);
   figures.ingestMbpsWithoutViewers = round2((idle.streamBytesPerMs * 8) / 1000);
-  for (const count of VIEWER_STEPS) {
-    const step = await viewerStep({ ...server, idle }, count);
-    figures[`viewers${count}Connected`] = step.connected;
-    figures[`viewers${count}KeptUp`] = step.keptUp;
-    figures[`viewers${count}MedianShare`] = step.medianShare;
-    figures[`viewers${count}IngestMbps`] = step.streamMbps;
-    figures[`viewers${count}ServerCores`] = step.serverCores;
-    figures[`viewers${count}ClientCores`] = step.clientCores;
-    figures[`viewers${count}ServerCoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
-  }
+  for (const count of VIEWER_STEPS)
+    record(figures, `viewers${count}`, await viewerStep({ ...server, idle }, count));
   return idle.streamBytesPerMs;
 }
 
@@ -288,11 +296,7 @@ async function measureFloor(streamBytesPerMs: number, figures: Record<string, nu
     const idle = await idleOf(floor);
     for (const count of VIEWER_STEPS) {
       const step = await viewerStep({ ...floor, idle }, count);
-      figures[`floorViewers${count}KeptUp`] = step.keptUp;
-      figures[`floorViewers${count}MedianShare`] = step.medianShare;
-      figures[`floorViewers${count}ServerCores`] = step.serverCores;
-      figures[`floorViewers${count}ClientCores`] = step.clientCores;
-      figures[`floorViewers${count}CoreMsPerFullViewerSecond`] = step.serverCoreMsPerFullViewerSecond;
+      record(figures, `floorViewers${count}`, step);
       figures[`viewers${count}FloorRatio`] = round2(
         figures[`viewers${count}ServerCoreMsPerFullViewerSecond`]! / step.serverCoreMsPerFullViewerSecond,
       );
