@@ -10,22 +10,27 @@ import nodeDataChannel from 'node-datachannel';
 
 const { PeerConnection } = nodeDataChannel;
 const FPS = 30;
+const OPUS_PER_SECOND = 50;
 const PACKET = 1_200;
 const RTP_HEADER = 12;
 const frameBytes = Number(process.env.BITRATE) / 8 / FPS;
 
-/** Every viewer's tracks, sending once open; kept here, or the binding lets their callbacks go. */
-const viewers = [];
+/** Each viewer's tracks, sent to once open; kept here, or the binding lets their callbacks go. */
+const viewers = new Set();
 let sent = 0;
 
 function answer(offer) {
   return new Promise((resolve, reject) => {
     const pc = new PeerConnection('viewer', { iceServers: [], bindAddress: '127.0.0.1' });
     const viewer = { pc, tracks: [], sequence: { video: 0, audio: 0 } };
-    viewers.push(viewer);
+    viewers.add(viewer);
     pc.onTrack((track) => viewer.tracks.push(track));
     pc.onGatheringStateChange((state) => state === 'complete' && resolve(pc.localDescription().sdp));
-    pc.onStateChange((state) => state === 'failed' && reject(new Error('viewer failed')));
+    pc.onStateChange((state) => {
+      if (state === 'failed') reject(new Error('viewer failed'));
+      // A viewer gone (its bench step over) costs nothing more.
+      if (['disconnected', 'failed', 'closed'].includes(state)) viewers.delete(viewer);
+    });
     pc.setRemoteDescription(offer, 'offer');
   });
 }
@@ -35,7 +40,9 @@ function frameOf(frame) {
   const video = [];
   for (let left = frameBytes; left > 0; left -= PACKET - RTP_HEADER)
     video.push(Math.min(PACKET, Math.ceil(left) + RTP_HEADER));
-  return { video, audio: Array(frame % 2 === 0 ? 2 : 1).fill(160) };
+  const audio =
+    Math.floor((frame * OPUS_PER_SECOND) / FPS) - Math.floor(((frame - 1) * OPUS_PER_SECOND) / FPS);
+  return { video, audio: Array(audio).fill(160) };
 }
 
 /** One RTP packet of `bytes` for `track` of `viewer`, in its own buffer: the binding sends later. */

@@ -322,6 +322,7 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
         });
       } finally {
         clearInterval(flood);
+        client.terminate();
       }
     } finally {
       first.child.kill('SIGCONT');
