@@ -28,11 +28,11 @@
 // of the same viewers, with none of our logic (no keyframe wait, NACK history, congestion or
 // threads of ours). `floorViewers…` are its figures, `viewers…FloorRatio` our core-ms per full
 // viewer-second against its own, as bench/edge sets hits against nginx.
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { cpuMsOf, portBase, report, round2, waitUntil } from './lib.ts';
 import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
@@ -122,8 +122,8 @@ const VIEWERS_PER_PROCESS = 100;
 
 /**
  * A forwarding server as a step of viewers measures it: its CPU time so far (ms), the bytes of
- * the stream it forwards so far, and what it spends with no viewer (cores) and sends one (bytes
- * per ms, the floor of the stream's bytes: see viewerStep).
+ * the stream it forwards so far, and with no viewer its CPU (cores) and stream (bytes per ms,
+ * the least a step's stream is taken to be: see viewerStep).
  */
 interface Forwarder {
   whepUrl: string;
