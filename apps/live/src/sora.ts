@@ -191,6 +191,8 @@ class SoraConnection {
     const early: Array<{ message: RawData; binary: boolean }> = [{ message: connect, binary: false }];
     let earlyBytes = 0;
     this.ws.on('message', (message, binary) => {
+      // A client being closed may go on sending until its close timeout: none of that is held.
+      if (this.ws.readyState !== WebSocket.OPEN) return;
       if (upstream.readyState === WebSocket.OPEN) upstream.send(message, { binary });
       else {
         early.push({ message, binary });
