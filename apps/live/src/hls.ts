@@ -256,9 +256,11 @@ export function mountHls(
       waitingPerChannel.release(channelId);
       return text(429, 'too many waiting requests from this client');
     }
+    metrics.hlsRequestsHeld.inc();
     try {
       return await wait();
     } finally {
+      metrics.hlsRequestsHeld.dec();
       if (client !== undefined) waitingPerClient.release(client);
       waitingPerChannel.release(channelId);
     }

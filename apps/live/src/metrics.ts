@@ -87,6 +87,12 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
+  readonly hlsRequestsHeld = new Gauge({
+    name: 'ukiyo_live_hls_requests_held',
+    help: 'HLS requests held until what they ask for is produced (LL-HLS blocking reloads and preload hints)',
+    registers: [this.registry],
+  });
+
   readonly hlsShed = new Counter({
     name: 'ukiyo_live_hls_viewers_shed_total',
     help: 'HLS clients no longer admitted, the newest first, because the thread answering HLS stayed saturated',

@@ -205,7 +205,14 @@ describe('Low-Latency HLS', () => {
     // blocking reload may wait (msn + 2 can need all three, too close to the limit on a busy host).
     const next = `${media}?_HLS_msn=${msn + 1}`;
     const waiting = Array.from({ length: WAITING_PER_CLIENT }, () => get(next, 'greedy'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the server holds them all (a fixed pause raced their arrival on a loaded CI host).
+    const held = async () =>
+      (await live.live.metrics.getSingleMetric('ukiyo_live_hls_requests_held')!.get()).values[0]?.value;
+    await waitFor(
+      async () => ((await held()) === WAITING_PER_CLIENT ? true : undefined),
+      5_000,
+      'the greedy client’s requests to be held',
+    );
     expect((await get(next, 'greedy')).status).toBe(429);
     // Another client is not held back by that one.
     const answers = await Promise.all([...waiting, get(next, 'patient')]);
