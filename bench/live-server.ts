@@ -73,8 +73,8 @@ export async function startLiveBench(log?: Logger, fleet?: { databaseUrl: string
           LIVE_INTERNAL_URL: `http://127.0.0.1:${ports.live}`,
         }
       : {}),
-    // The viewer threads and their limit as the environment sets them (threads against none).
-    ...pick(process.env, ['LIVE_VIEWER_THREADS', 'LIVE_MAX_EVENT_LOOP_UTILIZATION']),
+    // The viewer processes and their limit as the environment sets them (processes against none).
+    ...pick(process.env, ['LIVE_VIEWER_PROCESSES', 'LIVE_MAX_EVENT_LOOP_UTILIZATION']),
   });
   const { deps, database } = await createServerDeps(config);
   const live: Live = await createLive({ ...deps, ...(log ? { log } : {}) }, { dir: join(dataDir, 'live') });

@@ -10,30 +10,32 @@
 //
 // Viewers per process: BENCH_VIEWERS (10,50,100,200) werift WHEP viewers, 100 to a child
 // process, opened ten at a time; once all are connected, all processes measure over WINDOW_MS:
-// this process's CPU (the live server: forwarding and SRTP on its viewer threads, as many as
-// LIVE_VIEWER_THREADS in the environment says, one per core unless set, 0 for the main thread
-// alone; not the ladder's one ffmpeg, a child of its own), the children's, and each viewer's received RTP bytes
-// against what the publisher sends: the bytes the server took in meanwhile, or as many as it took
-// in without viewers if more (a server too busy to read its socket loses the publisher's packets,
-// and its viewers' shares of what little got in would read full). A viewer keeps up when it
-// received at least 90 % of them. A viewer counts the SRTP packets its ICE connection receives
-// without decrypting them (live-webrtc-viewers.ts): werift decrypting for every viewer cost about
-// what the server spends encrypting, so the viewers saturated the machine first. They still
-// share its 2 cores with the server and the publisher: the count that keeps up is a floor for
-// the server alone. A viewer the server refuses for want of room (503) tries again once after
-// Retry-After; `Connected` counts the viewers the server took.
+// the live server's CPU (this process, and its viewer processes: forwarding, SRTP and sending in
+// libdatachannel, as many as LIVE_VIEWER_PROCESSES in the environment says, one per core unless
+// set, 0 for this process alone; not the ladder's one ffmpeg), the viewers' processes' CPU, and
+// each viewer's received RTP bytes against what the publisher sends: the bytes the server took
+// in meanwhile, or as many as it took in without viewers if more (a server too busy to read its
+// socket loses the publisher's packets, and its viewers' shares of what little got in would read
+// full). A viewer keeps up when it received at least 90 % of them. A viewer counts the SRTP
+// packets its ICE connection receives without decrypting them (live-webrtc-viewers.ts): werift
+// decrypting for every viewer cost about what the server spends encrypting, so the viewers
+// saturated the machine first. They still share its 2 cores with the server and the publisher:
+// the count that keeps up is a floor for the server alone. A viewer the server refuses for want
+// of room (503) tries again once after Retry-After; `Connected` counts the viewers the server
+// took.
 //
 // The native floor, once the live server has stopped: peers/native-sfu.mjs, libdatachannel's
 // C++ ICE, DTLS and SRTP sending a stream of the publisher's measured bitrate to the same steps
 // of the same viewers, with none of our logic (no keyframe wait, NACK history, congestion or
-// threads of ours). `floorViewers…` are its figures, `viewers…FloorRatio` our core-ms per full
+// processes of ours). `floorViewers…` are its figures, `viewers…FloorRatio` our core-ms per full
 // viewer-second against its own, as bench/edge sets hits against nginx.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { cpuMsOf, portBase, report, round2, waitUntil } from './lib.ts';
+import { cpuMsOf, portBase, processTree, report, round2, waitUntil } from './lib.ts';
 import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 
@@ -115,6 +117,19 @@ type LiveBench = Awaited<ReturnType<typeof startLiveBench>>;
 async function ingestBytes(live: LiveBench['live']): Promise<number> {
   const metric = await live.metrics.getSingleMetric('ukiyo_live_ingest_bytes_total')!.get();
   return metric.values[0]?.value ?? 0;
+}
+
+/** The live server's viewer processes: the children of this process that run its viewer entry. */
+function viewerProcesses(): number[] {
+  return processTree(process.pid)
+    .slice(1)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('viewer-process');
+      } catch {
+        return false; // It ended meanwhile.
+      }
+    });
 }
 
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
@@ -264,9 +279,10 @@ async function measure(
   } catch (error) {
     console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // The live server: this process (ingest, and the packets passed on) and its viewer processes.
   const cpuMs = () => {
     const { user, system } = process.cpuUsage();
-    return (user + system) / 1e3;
+    return (user + system) / 1e3 + viewerProcesses().reduce((sum, pid) => sum + cpuMsOf(pid), 0);
   };
   const server = { whepUrl, cpuMs, streamBytes: () => ingestBytes(live) };
   // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.

@@ -17,7 +17,7 @@ const ENTRIES = {
   edge: 'apps/edge/src/main.ts',
   live: 'apps/live/src/main.ts',
   // Worker threads: built whenever an entry that starts them is.
-  'live-viewers': 'apps/live/src/viewers/viewer-thread.entry.ts',
+  'live-viewers': 'apps/live/src/viewers/viewer-process.entry.ts',
 };
 const ENTRY_OF_SOURCE = new Map(Object.entries(ENTRIES).map(([name, path]) => [resolve(ROOT, path), name]));
 

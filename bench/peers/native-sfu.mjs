@@ -54,7 +54,11 @@ function send(viewer, track, kind, timestamp, bytes, marker) {
   packet.writeUInt16BE(viewer.sequence[kind], 2);
   packet.writeUInt32BE(timestamp >>> 0, 4);
   packet.writeUInt32BE(kind === 'video' ? 1 : 2, 8);
-  track.sendMessageBinary(packet);
+  try {
+    track.sendMessageBinary(packet);
+  } catch {
+    // The viewer's connection closed since isOpen(): it is gone.
+  }
 }
 
 let frame = 0;

@@ -87,8 +87,8 @@ test('the channel screen plays the channel over WebRTC beside HLS, each with its
   await phoneAndDesktopScreenshots(second, 'channel-webrtc/no-room-ja');
   await second.close();
 
-  // The server ends the first viewer (as a live server short of room sheds its newest ones: a
-  // DTLS close alert): the player says playback was cut off, and HLS plays on.
+  // The server ends the first viewer (as a live server short of room sheds its newest ones: it
+  // goes silent): the player says playback was cut off, and HLS plays on.
   const answered = await whepAnswer;
   const viewerUrl = new URL(answered.headers()['location']!, answered.url()).toString();
   expect((await page.request.delete(viewerUrl)).status()).toBe(200);

@@ -2,17 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
 import { API_VERSION } from '@ukiyo/contract';
 import { AppProcess, get, processEnv, ROOT } from '@ukiyo/server/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RTCPeerConnection, useH264 } from 'werift';
-import type { FromViewerThread, ToViewerThread } from '../../live/src/viewers/viewer-thread.ts';
+import type { FromViewerProcess, ToViewerProcess } from '../../live/src/viewers/viewer-process.ts';
 
 // Production runs the bundles of scripts/build.mjs with plain `node`, no TypeScript loader: the
 // all-in-one and an edge alone start from dist/ and reach the files they read at run time (the
-// embedded database's worker, the sample images) from there; live's WebRTC viewer threads start
-// from their own bundle. On embedded PGlite, each in its
+// embedded database's worker, the sample images) from there; live's WebRTC viewer processes
+// start from their own bundle. On embedded PGlite, each in its
 // own DATA_DIR, or on the run's PostgreSQL database when DATABASE_URL is set.
 const databaseUrl = inject('testDatabaseUrl');
 // A first start migrates a fresh database: on a busy machine it takes up to the minute that
@@ -98,9 +98,11 @@ describe('compiled entries', () => {
     for (const name of NOT_AT_EDGE_START) expect(imported, name).not.toContain(name);
   });
 
-  it('runs the bundled WebRTC viewer thread, which answers a viewer offer', async () => {
-    const worker = new Worker(join(ROOT, 'dist/live-viewers.js'), {
-      workerData: { settings: { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 } },
+  it('runs the bundled WebRTC viewer process, which answers a viewer offer', async () => {
+    const settings = { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 };
+    const child = fork(join(ROOT, 'dist/live-viewers.js'), [JSON.stringify(settings)], {
+      execArgv: [],
+      serialization: 'advanced',
     });
     const viewer = new RTCPeerConnection({
       codecs: { video: [useH264()] },
@@ -109,7 +111,10 @@ describe('compiled entries', () => {
     try {
       viewer.addTransceiver('video', { direction: 'recvonly' });
       await viewer.setLocalDescription(await viewer.createOffer());
-      const send = (message: ToViewerThread) => worker.postMessage(message);
+      const send = (message: ToViewerProcess) => child.send(message);
+      const replied = new Promise<FromViewerProcess>((resolve) =>
+        child.on('message', (message: FromViewerProcess) => message.type === 'reply' && resolve(message)),
+      );
       send({
         type: 'open',
         viewer: 'v',
@@ -126,11 +131,15 @@ describe('compiled entries', () => {
         },
       });
       send({ type: 'call', call: 1, viewer: 'v', method: 'answer', argument: viewer.localDescription!.sdp });
-      const [reply] = (await once(worker, 'message')) as [FromViewerThread];
-      expect(reply).toMatchObject({ type: 'reply', call: 1, result: expect.stringContaining('a=sendonly') });
+      expect(await replied).toMatchObject({
+        type: 'reply',
+        call: 1,
+        result: expect.stringContaining('a=sendonly'),
+      });
     } finally {
       await viewer.close();
-      await worker.terminate();
+      child.kill();
+      await once(child, 'exit');
     }
   });
 });

@@ -11,7 +11,12 @@ import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
 import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
-import { Broadcast, type RemoteViewer, type ViewerThread, type ViewerThreads } from './viewers/threads.ts';
+import {
+  Broadcast,
+  type RemoteViewer,
+  type ViewerProcess,
+  type ViewerProcesses,
+} from './viewers/processes.ts';
 import { LadderRtp } from './viewers/rtp-source.ts';
 import { profileLevelId, webRtcRendition } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
@@ -32,8 +37,8 @@ export interface CoreOptions {
   staleClaimMs: number;
   /** Where peer live processes reach this one (LIVE_INTERNAL_URL); unset: no peers. */
   internalUrl?: string;
-  /** The threads WebRTC viewers run on, each admitting them while it has room. */
-  viewerThreads: ViewerThreads;
+  /** The processes WebRTC viewers run on, each admitting them while it has room. */
+  viewerProcesses: ViewerProcesses;
 }
 
 export type LiveTimings = SessionTimings & WebRtcTimings;
@@ -219,7 +224,7 @@ export class LiveCore {
     try {
       if (ingest instanceof WebRtcIngest) {
         hosted.broadcast = ingest.media.then(
-          (media) => new Broadcast(media, connectionId, this.options.viewerThreads),
+          (media) => new Broadcast(media, connectionId, this.options.viewerProcesses),
         );
       } else {
         hosted.ladderRtp = await LadderRtp.open(
@@ -228,7 +233,7 @@ export class LiveCore {
           this.log.child({ channelId }),
         );
         hosted.broadcast = hosted.ladderRtp.media.then(
-          (media) => new Broadcast(media, connectionId, this.options.viewerThreads),
+          (media) => new Broadcast(media, connectionId, this.options.viewerProcesses),
         );
       }
       const destinations = await this.destinations(organizationId, renditions);
@@ -348,8 +353,8 @@ export class LiveCore {
   }
 
   /**
-   * A WebRTC viewer of a channel on air in this process (WHEP): when a viewer thread has room for
-   * it (ViewerThreads), its playback token when the channel needs one, then the auth webhook, when the
+   * A WebRTC viewer of a channel on air in this process (WHEP): when a viewer process has room for
+   * it (ViewerProcesses), its playback token when the channel needs one, then the auth webhook, when the
    * channel has one (role recvonly), then `negotiate` answers or offers and the publisher's media
    * is forwarded to it. Its connected time counts as the channel's WebRTC usage.
    */
@@ -364,7 +369,7 @@ export class LiveCore {
     if (hosted.viewers.size >= MAX_VIEWERS_PER_CHANNEL) {
       throw new PublishError(503, 'the channel has as many WebRTC viewers as this server takes');
     }
-    const room = this.options.viewerThreads.admit();
+    const room = this.options.viewerProcesses.admit();
     if (!room) {
       this.metrics.viewersRefused.inc();
       throw new PublishError(503, 'this live server has no room for another WebRTC viewer now; HLS plays');
@@ -376,7 +381,7 @@ export class LiveCore {
         protocol,
         playbackToken,
         negotiate,
-        room.thread,
+        room.process,
       );
       void viewer.ended.then(room.left);
       return viewer;
@@ -393,7 +398,7 @@ export class LiveCore {
     protocol: 'whep' | 'sora',
     playbackToken: string | undefined,
     negotiate: (viewer: RemoteViewer) => Promise<void>,
-    thread: ViewerThread,
+    viewers: ViewerProcess,
   ): Promise<RemoteViewer> {
     const { organizationId } = hosted;
     const channel = await findChannel(this.deps.db, organizationId, channelId);
@@ -410,20 +415,21 @@ export class LiveCore {
       ),
     ]).finally(() => clearTimeout(timer));
     if (!broadcast) throw new PublishError(409, 'the publisher sends no video yet');
-    const viewer = thread.open(broadcast);
-    if (
-      channel.auth_webhook_url &&
-      !(await this.webhooks.allowed(organizationId, channel.auth_webhook_url, {
-        channel_id: channelId,
-        connection_id: viewer.id,
-        role: 'recvonly',
-        protocol,
-        timestamp: new Date().toISOString(),
-      }))
-    ) {
-      throw new PublishError(403, 'refused by the auth webhook');
-    }
+    const viewer = viewers.open(broadcast);
+    // A viewer refused or failing here is closed: its process would go on being sent the media.
     try {
+      if (
+        channel.auth_webhook_url &&
+        !(await this.webhooks.allowed(organizationId, channel.auth_webhook_url, {
+          channel_id: channelId,
+          connection_id: viewer.id,
+          role: 'recvonly',
+          protocol,
+          timestamp: new Date().toISOString(),
+        }))
+      ) {
+        throw new PublishError(403, 'refused by the auth webhook');
+      }
       await negotiate(viewer);
       if (!hosted.session) throw new PublishError(404, 'the channel is not on air');
     } catch (error) {

@@ -31,7 +31,7 @@ import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
-import { ViewerThreads } from './viewers/threads.ts';
+import { ViewerProcesses } from './viewers/processes.ts';
 import { HlsAdmission } from './viewers/hls-admission.ts';
 import { LoadGuard } from './viewers/load-guard.ts';
 
@@ -58,7 +58,7 @@ export interface LiveOptions {
   internalUrl: string | undefined;
   /** A client that fetched a playlist this recently counts as a viewer. */
   viewerWindowMs: number;
-  /** The thread's load, which admits and sheds WebRTC viewers, is read over windows this long. */
+  /** A viewer process's load, which admits and sheds WebRTC viewers, is read over windows this long. */
   loadWindowMs: number;
   /**
    * The main thread's load, which admits and sheds HLS clients, is read over windows this long:
@@ -150,7 +150,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     publishers: (): number => core.sessionCount,
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
-    eventLoopUtilization: () => viewerThreads.load,
+    eventLoopUtilization: () => viewerProcesses.load,
     hlsClientsWaiting: () => hlsAdmission.waitingCount,
   });
   // The main thread answers HLS (hls.ts): its own load admits its clients.
@@ -167,9 +167,9 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     additionalHostAddresses: deps.config.LIVE_ICE_ADDRESSES,
     ...(deps.config.LIVE_ICE_PORT_RANGE ? { portRange: deps.config.LIVE_ICE_PORT_RANGE } : {}),
   };
-  const viewerThreads = new ViewerThreads(
+  const viewerProcesses = new ViewerProcesses(
     {
-      threads: deps.config.LIVE_VIEWER_THREADS ?? availableParallelism(),
+      processes: deps.config.LIVE_VIEWER_PROCESSES ?? availableParallelism(),
       maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
       loadWindowMs: options.loadWindowMs,
       settings: { ice, iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs },
@@ -177,7 +177,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     log,
     (shed) => {
       metrics.viewersShed.inc(shed);
-      log.warn({ shed }, 'a viewer thread stays saturated: shedding its newest WebRTC viewers');
+      log.warn({ shed }, 'a viewer process stays saturated: shedding its newest WebRTC viewers');
     },
   );
   const core = new LiveCore(deps, log, usage, metrics, webhooks, archive, agents, {
@@ -187,7 +187,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     ice,
     staleClaimMs: options.staleClaimMs,
     ...(options.internalUrl ? { internalUrl: options.internalUrl } : {}),
-    viewerThreads,
+    viewerProcesses,
   });
 
   const app = new Hono<LiveEnv>();
@@ -254,7 +254,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await drainServer(server, 0);
       await rtmp.close();
       await core.close();
-      await viewerThreads.close();
+      await viewerProcesses.close();
       hlsAdmission.close();
       await hls.close();
       // After the sessions: their SRT callers are told through the front's socket.

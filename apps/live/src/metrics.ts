@@ -71,13 +71,13 @@ export class LiveMetrics {
 
   readonly viewersRefused = new Counter({
     name: 'ukiyo_live_webrtc_viewers_refused_total',
-    help: 'WebRTC viewers refused because this process had no room (each viewer thread above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room its viewers leave taken)',
+    help: 'WebRTC viewers refused because this process had no room (each viewer process above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room its viewers leave taken)',
     registers: [this.registry],
   });
 
   readonly viewersShed = new Counter({
     name: 'ukiyo_live_webrtc_viewers_shed_total',
-    help: 'WebRTC viewers disconnected, the newest of their thread first, because that viewer thread stayed saturated',
+    help: 'WebRTC viewers disconnected, the newest of their viewer process first, because that process stayed saturated',
     registers: [this.registry],
   });
 
@@ -130,7 +130,7 @@ export class LiveMetrics {
       ],
       [
         'ukiyo_live_event_loop_utilization',
-        'The busiest WebRTC viewer thread of this process over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION that thread takes no new viewers',
+        'The busiest WebRTC viewer process of this live process over the last 3 s, 0 to 1: past LIVE_MAX_EVENT_LOOP_UTILIZATION that one takes no new viewers',
         probes.eventLoopUtilization,
       ],
       [

@@ -533,7 +533,7 @@ describe('live ingest and HLS', () => {
         fps: 15,
       });
       expect(publisher.status).toBe(201);
-      // The viewer's peer connection is made in a viewer thread, told the same settings.
+      // The viewer's peer connection is made in a viewer process, told the same settings.
       const viewer = await view(`${fenced.baseUrl}/whep/${channelId}`, join(scratch, 'fenced.h264'));
       expect(viewer.status).toBe(201);
       for (const answer of [publisher.answer, viewer.answer]) {

@@ -121,7 +121,7 @@ describe('Sora signaling recvonly: a viewer shed for want of room', () => {
     live = await startLive(
       server,
       { loadWindowMs: 1_000 },
-      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_THREADS: 0 },
+      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_PROCESSES: 0 },
     );
   });
 

@@ -12,7 +12,7 @@ export interface WhepViewer {
   frames(): number;
   /** Audio RTP packets received so far. */
   audioPackets(): number;
-  /** Settles when the server ends the connection (its DTLS close alert). */
+  /** Settles when the server ends the connection: an RTCP BYE for every stream it sent. */
   closed(): Promise<void>;
   stop(sendDelete?: boolean): Promise<void>;
 }
@@ -54,8 +54,11 @@ export async function view(
     frames++;
     out.write(input.frame.data);
   });
+  /** The SSRCs media came in on. */
+  const received = new Set<number>();
   pc.onTrack.subscribe((track) => {
     track.onReceiveRtp.subscribe((packet: RtpPacket) => {
+      received.add(packet.header.ssrc);
       if (track.kind === 'video') source.input(packet.clone());
       else audioPackets++;
     });
@@ -92,10 +95,7 @@ export async function view(
     };
   }
   await pc.setRemoteDescription({ type: 'answer', sdp: body });
-  // werift's connectionState ignores a close alert; its DTLS transport reports it.
-  const closed = new Promise<void>((resolve) =>
-    pc.dtlsTransports[0]!.onStateChange.subscribe((state) => state === 'closed' && resolve()),
-  );
+  const closed = byeOfEveryStream(pc, received);
   return {
     status: 201,
     error: '',
@@ -106,4 +106,34 @@ export async function view(
     closed: () => closed,
     stop,
   };
+}
+
+/** The SSRCs named by the BYE packets of a decrypted compound RTCP packet. */
+function* byeSsrcs(rtcp: Buffer): Generator<number> {
+  for (let at = 0; at + 4 <= rtcp.length; at += 4 + 4 * rtcp.readUInt16BE(at + 2)) {
+    if (rtcp[at + 1] !== 203) continue;
+    for (let i = 0; i < (rtcp[at]! & 0x1f); i++) yield rtcp.readUInt32BE(at + 4 + 4 * i);
+  }
+}
+
+/**
+ * Settles once RTCP BYE named every stream `received` came in: werift drops BYE packets, so they
+ * are read off its SRTCP session as it decrypts them.
+ */
+function byeOfEveryStream(pc: RTCPeerConnection, received: Set<number>): Promise<void> {
+  return new Promise((resolve) => {
+    const ended = new Set<number>();
+    const dtls = pc.dtlsTransports[0]!;
+    dtls.onStateChange.subscribe((state) => {
+      if (state !== 'connected') return;
+      const srtcp = dtls.srtcp;
+      const decrypt = srtcp.decrypt.bind(srtcp);
+      srtcp.decrypt = (data) => {
+        const decrypted = decrypt(data);
+        for (const ssrc of byeSsrcs(decrypted)) ended.add(ssrc);
+        if (received.size > 0 && [...received].every((ssrc) => ended.has(ssrc))) resolve();
+        return decrypted;
+      };
+    });
+  });
 }

@@ -79,18 +79,17 @@ const ConfigFields = z.object({
   /** SRT ingest, UDP (`srt://{LIVE_PUBLIC_URL host}:{port}?streamid={channel_id}&passphrase=...`). */
   LIVE_SRT_PORT: port(8890),
   /**
-   * A live process's viewer thread busier than this (0 to 1, over the last 3 s) refuses new
+   * A live process's viewer process busier than this (0 to 1, over the last 3 s) refuses new
    * WebRTC viewers (503, Retry-After) until it is not, and its main thread (over the last 1 s)
-   * new HLS clients: past it every viewer on that thread falls behind together. 1 takes every
-   * viewer.
+   * new HLS clients: past it every viewer there falls behind together. 1 takes every viewer.
    */
   LIVE_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0.85),
   /**
-   * Worker threads a live process runs its WebRTC viewers on (their peer connections, SRTP and
-   * sends), each admitting and shedding by its own load; unset: one per core. 0 runs them on
-   * the main thread with ingest and HLS.
+   * Child processes a live process runs its WebRTC viewers in (their peer connections, SRTP and
+   * sends), each admitting and shedding by its own load; unset: one per core. 0 runs them in
+   * the live process itself, beside ingest and HLS.
    */
-  LIVE_VIEWER_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+  LIVE_VIEWER_PROCESSES: z.coerce.number().int().min(0).max(64).optional(),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,

@@ -1,12 +1,10 @@
-import { RtcpRrPacket, uint16Add, Vp8RtpPayload, type RtpPacket, type RTCRtpSender } from 'werift';
-import { ForwardedPacket, rtxPacket, SrtpOut, viewerHeader } from './rtp-out.ts';
+import { uint16Add, Vp8RtpPayload, type RtpPacket } from 'werift';
+import { ForwardedPacket, rtxPacket, viewerPacket, type OutgoingTrack } from './rtp-out.ts';
 
 /**
- * A viewer whose packets still queued for its UDP socket (the kernel not taking them) exceed
- * this, or whose receiver reports losing more than MAX_FRACTION_LOST, skips to the next keyframe:
- * forwarding on would only deepen its backlog and give it undecodable pictures.
+ * A viewer whose receiver reports losing more than this share of its video skips to the next
+ * keyframe: forwarding on would only give it undecodable pictures on a link that cannot take them.
  */
-const MAX_BACKLOG = 256;
 const MAX_FRACTION_LOST = 0.25;
 /** An access unit longer than this (packets) is not held for late joiners. */
 const MAX_UNIT_PACKETS = 1024;
@@ -30,14 +28,13 @@ export function vp8KeyframeStart(payload: Buffer): boolean {
   return vp8.payloadHeaderExist && vp8.isKeyframe;
 }
 
-/** The packets a viewer keeps for answering NACKs, as werift's sender kept them. */
+/** The packets a viewer keeps for answering NACKs. */
 const HISTORY_SIZE = 128;
 
 /**
- * One viewer's sender of one track: its own sequence numbers, backlog and reported loss. It
- * sends below werift's RTCRtpSender.sendRtp (rtp-out.ts): the publisher's packet is serialised
- * once for all viewers, and this viewer's copy of its header patched; NACKs are answered here
- * from the packets it sent, over RTX when negotiated.
+ * One viewer's sender of one track: its own sequence numbers and reported loss. The publisher's
+ * packet is serialised once for all viewers, and this viewer's copy stamped with its stream;
+ * NACKs are answered here from the packets it sent, over RTX when negotiated.
  */
 class ViewerSender {
   /** Video only: nothing is forwarded until a keyframe (on joining, after congestion). */
@@ -46,33 +43,26 @@ class ViewerSender {
   /** Added to the publisher's sequence numbers: a skip leaves no gap for the viewer to NACK. */
   private sequenceDelta = 0;
   private lastSequence: number | undefined;
-  private readonly out: SrtpOut;
   /** The packets sent lately, by the viewer's sequence number modulo HISTORY_SIZE. */
   private readonly sentPackets: (ForwardedPacket | undefined)[] = new Array(HISTORY_SIZE);
   private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
-  private readonly subscriptions: (() => void)[];
 
   /** `onPictureLoss`: the viewer's decoder asks for a keyframe (video). */
   constructor(
-    sender: RTCRtpSender,
+    private readonly out: OutgoingTrack,
     private readonly video: boolean,
     onPictureLoss: () => void,
   ) {
     this.waiting = video;
-    this.out = new SrtpOut(sender);
-    this.subscriptions = [
-      sender.onRtcp.subscribe((packet) => {
-        if (!(packet instanceof RtcpRrPacket)) return;
-        const report = packet.reports.find((r) => r.ssrc === sender.ssrc);
-        if (report) this.fractionLost = report.fractionLost / 256;
-      }).unSubscribe,
-      sender.onPictureLossIndication.subscribe(onPictureLoss).unSubscribe,
-      sender.onGenericNack.subscribe((nack) => this.resend(nack.lost)).unSubscribe,
-    ];
+    out.feedback = {
+      pictureLoss: onPictureLoss,
+      nack: (lost) => this.resend(lost),
+      fractionLost: (share) => (this.fractionLost = share),
+    };
   }
 
   get congested(): boolean {
-    return this.out.backlog > MAX_BACKLOG || (this.video && this.fractionLost > MAX_FRACTION_LOST);
+    return this.video && this.fractionLost > MAX_FRACTION_LOST;
   }
 
   /**
@@ -92,45 +82,32 @@ class ViewerSender {
     }
   }
 
-  /** Sends the packet without waiting for it; nothing before the DTLS handshake is done. */
+  /** Sends the packet; nothing before the track is open (its DTLS handshake done). */
   send(packet: ForwardedPacket): void {
-    const stream = this.out.stream;
-    if (!stream) return;
+    if (!this.out.open) return;
     const sequence = uint16Add(packet.sequenceNumber, this.sequenceDelta);
     this.lastSequence = sequence;
     this.sentPackets[sequence % HISTORY_SIZE] = packet;
     this.sentSequences[sequence % HISTORY_SIZE] = sequence;
-    this.out.send(
-      viewerHeader(packet, stream, sequence),
-      packet.bytes.subarray(packet.headerSize),
-      stream.ssrc,
-    );
-    this.out.sent(packet);
+    this.out.send(viewerPacket(packet, this.out.stream, sequence));
   }
 
   /** The viewer's NACK: the lost packets still kept, again (in the RTX stream when negotiated). */
   private resend(lost: number[]): void {
-    const stream = this.out.stream;
-    if (!stream) return;
-    const rtx = this.out.rtx;
+    const { stream, rtx } = this.out;
     for (const sequence of lost) {
       const packet = this.sentPackets[sequence % HISTORY_SIZE];
       if (!packet || this.sentSequences[sequence % HISTORY_SIZE] !== sequence) continue;
-      if (rtx) {
-        const { header, payload } = rtxPacket(packet, sequence, rtx, this.out.nextRtxSequence());
-        this.out.send(header, payload, rtx.ssrc);
-      } else {
-        this.out.send(
-          viewerHeader(packet, stream, sequence),
-          packet.bytes.subarray(packet.headerSize),
-          stream.ssrc,
-        );
-      }
+      this.out.send(
+        rtx
+          ? rtxPacket(packet, sequence, rtx, this.out.nextRtxSequence())
+          : viewerPacket(packet, stream, sequence),
+      );
     }
   }
 
   close(): void {
-    for (const unsubscribe of this.subscriptions) unsubscribe();
+    this.out.feedback = undefined;
   }
 }
 
@@ -159,9 +136,9 @@ export class TrackFanout {
     return this.viewers.size;
   }
 
-  /** Adds a viewer's sender; returns its removal. Video: it waits for a keyframe, asked for now. */
-  add(sender: RTCRtpSender): () => void {
-    const viewer = new ViewerSender(sender, this.keyframeStart !== undefined, this.requestKeyframe);
+  /** Adds a viewer's track; returns its removal. Video: it waits for a keyframe, asked for now. */
+  add(track: OutgoingTrack): () => void {
+    const viewer = new ViewerSender(track, this.keyframeStart !== undefined, this.requestKeyframe);
     this.viewers.add(viewer);
     if (this.keyframeStart) {
       if (this.unitIsKeyframe && this.unit.length > 0) this.replayUnitTo(viewer);

@@ -32,10 +32,11 @@ const WITHOUT_VIEWERS_KEPT_MS = 60_000;
 const LEAST_SHARE_CHARGED = 0.25;
 
 /**
- * Whether a viewer thread (threads.ts) can take another WebRTC viewer: every viewer's packets are
- * encrypted and sent on its thread, so past what the thread can do every viewer on it falls
- * behind at once (when that thread was also the publisher's, on a 2-core machine at about 100
- * viewers of a 4 Mbit/s stream, its ingest fell to 2.8, then 0.1 Mbit/s).
+ * Whether a thread can take another viewer: a viewer process's (processes.ts), where every
+ * WebRTC viewer's packets are encrypted and sent, or the one answering HLS. Past what the thread
+ * can do every viewer on it falls behind at once (when one thread served the publisher and its
+ * WebRTC viewers, on a 2-core machine at about 100 viewers of a 4 Mbit/s stream, its ingest fell
+ * to 2.8, then 0.1 Mbit/s).
  *
  * The thread's utilization is read every `windowMs`. Above `max`, new viewers are refused until
  * it falls again; viewers already watching keep what they have. Below it, the window also says

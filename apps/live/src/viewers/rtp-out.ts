@@ -1,10 +1,17 @@
-import type { Socket } from 'node:dgram';
-import { ntpTime, type RTCRtpSender, type RtpHeader, type RtpPacket, type SrtpSession } from 'werift';
+import type { Track } from 'node-datachannel';
+import {
+  GenericNack,
+  PictureLossIndication,
+  RtcpPacketConverter,
+  RtcpPayloadSpecificFeedback,
+  RtcpRrPacket,
+  RtcpTransportLayerFeedback,
+  type RtpPacket,
+} from 'werift';
 
 /**
- * A publisher's RTP packet serialised once for all its viewers. Each viewer sends a copy of the
- * header with its own SSRC, payload type and sequence number before the same payload bytes:
- * werift's RTCRtpSender.sendRtp would clone, re-stamp and re-serialise the packet per viewer.
+ * A publisher's RTP packet serialised once for all its viewers. Each viewer sends a copy with
+ * its own SSRC, payload type and sequence number patched into the header.
  */
 export class ForwardedPacket {
   readonly bytes: Buffer;
@@ -13,8 +20,6 @@ export class ForwardedPacket {
   readonly payloadEnd: number;
   readonly sequenceNumber: number;
   readonly timestamp: number;
-  /** Its arrival, the NTP time our sender reports pair with its RTP timestamp. */
-  readonly ntpTimestamp: bigint;
 
   constructor(packet: RtpPacket, bytes: Buffer = packet.serialize()) {
     this.bytes = bytes;
@@ -22,7 +27,6 @@ export class ForwardedPacket {
     this.payloadEnd = this.headerSize + packet.payload.length;
     this.sequenceNumber = packet.header.sequenceNumber;
     this.timestamp = packet.header.timestamp;
-    this.ntpTimestamp = ntpTime();
   }
 }
 
@@ -32,129 +36,113 @@ export interface StreamIds {
   payloadType: number;
 }
 
-/** A copy of the packet's header for one viewer's stream (marker, timestamp and the rest kept). */
-export function viewerHeader(packet: ForwardedPacket, stream: StreamIds, sequenceNumber: number): Buffer {
-  const header = Buffer.from(packet.bytes.subarray(0, packet.headerSize));
-  header[1] = (header[1]! & 0x80) | stream.payloadType;
-  header.writeUInt16BE(sequenceNumber, 2);
-  header.writeUInt32BE(stream.ssrc, 8);
-  return header;
+/** Patches a viewer's stream and sequence number into the RTP header at the start of `bytes`. */
+function stamp(bytes: Buffer, stream: StreamIds, sequenceNumber: number): Buffer {
+  bytes[1] = (bytes[1]! & 0x80) | stream.payloadType;
+  bytes.writeUInt16BE(sequenceNumber, 2);
+  bytes.writeUInt32BE(stream.ssrc, 8);
+  return bytes;
+}
+
+/** The packet as one viewer's stream carries it: a copy, marker, timestamp, extensions and padding kept. */
+export function viewerPacket(packet: ForwardedPacket, stream: StreamIds, sequenceNumber: number): Buffer {
+  return stamp(Buffer.from(packet.bytes), stream, sequenceNumber);
 }
 
 /**
- * The packet retransmitted over RTX (RFC 4588), as werift's wrapRtx makes it: the viewer's
- * sequence number it was sent with, then its payload (without padding), in the RTX stream.
+ * The packet retransmitted over RTX (RFC 4588): its header in the RTX stream, then the viewer's
+ * sequence number it was first sent with, then its payload (without padding).
  */
 export function rtxPacket(
   packet: ForwardedPacket,
   sentSequence: number,
   rtx: StreamIds,
   rtxSequence: number,
-): { header: Buffer; payload: Buffer } {
-  const header = viewerHeader(packet, rtx, rtxSequence);
-  header[0] = header[0]! & ~0x20;
-  const payload = Buffer.allocUnsafe(2 + packet.payloadEnd - packet.headerSize);
-  payload.writeUInt16BE(sentSequence, 0);
-  packet.bytes.copy(payload, 2, packet.headerSize, packet.payloadEnd);
-  return { header, payload };
+): Buffer {
+  const { headerSize, payloadEnd } = packet;
+  const bytes = Buffer.allocUnsafe(payloadEnd + 2);
+  packet.bytes.copy(bytes, 0, 0, headerSize);
+  bytes[0] = bytes[0]! & ~0x20;
+  bytes.writeUInt16BE(sentSequence, headerSize);
+  packet.bytes.copy(bytes, headerSize + 2, headerSize, payloadEnd);
+  return stamp(bytes, rtx, rtxSequence);
+}
+
+/** An RTCP BYE (RFC 3550 6.6) saying the streams `ssrcs` end. */
+export function rtcpBye(ssrcs: number[]): Buffer {
+  const packet = Buffer.alloc(4 + 4 * ssrcs.length);
+  packet[0] = 0x80 | ssrcs.length;
+  packet[1] = 203;
+  packet.writeUInt16BE(ssrcs.length, 2);
+  for (const [i, ssrc] of ssrcs.entries()) packet.writeUInt32BE(ssrc, 4 + 4 * i);
+  return packet;
+}
+
+/** What a viewer's receiver reports of one of our streams (its RTCP). */
+export interface StreamFeedback {
+  /** Its decoder lost pictures and needs a keyframe (PLI, FIR). */
+  pictureLoss(): void;
+  /** These sequence numbers did not arrive (generic NACK). */
+  nack(lost: number[]): void;
+  /** The share of packets lost since its previous report, 0 to 1. */
+  fractionLost(share: number): void;
 }
 
 /**
- * What werift's SRTP ciphers read of an RtpHeader: its bytes, sequence number and SSRC. Handing
- * them the bytes already made spares a header object and its serialisation per viewer.
+ * The feedback in a viewer's RTCP (a compound packet, which may speak of its other streams too)
+ * about the stream `ssrc`. A packet that does not parse is dropped: the viewer's mistake costs it
+ * that report only.
  */
-class SerialisedHeader {
-  constructor(
-    private readonly bytes: Buffer,
-    readonly sequenceNumber: number,
-    readonly ssrc: number,
-  ) {}
-
-  get serializeSize(): number {
-    return this.bytes.length;
+export function readFeedback(rtcp: Buffer, ssrc: number, feedback: StreamFeedback): void {
+  let packets;
+  try {
+    packets = RtcpPacketConverter.deSerialize(rtcp);
+  } catch {
+    return;
   }
-
-  serialize(): Buffer {
-    return this.bytes;
+  for (const packet of packets) {
+    if (packet instanceof RtcpRrPacket) {
+      const report = packet.reports.find((block) => block.ssrc === ssrc);
+      if (report) feedback.fractionLost(report.fractionLost / 256);
+    } else if (packet instanceof RtcpPayloadSpecificFeedback) {
+      const request = packet.feedback;
+      // A FIR (werift exports no class for it) names the streams it asks of in its entries.
+      const asked =
+        request instanceof PictureLossIndication
+          ? request.mediaSsrc === ssrc
+          : 'fir' in request && request.fir.some((entry) => entry.ssrc === ssrc);
+      if (asked) feedback.pictureLoss();
+    } else if (packet instanceof RtcpTransportLayerFeedback) {
+      const nack = packet.feedback;
+      if (nack instanceof GenericNack && nack.mediaSourceSsrc === ssrc) feedback.nack(nack.lost);
+    }
   }
 }
 
 /**
- * The packet (header and payload bytes) protected by the SRTP session, whose rollover counter
- * for `ssrc` it advances: the sender's DTLS transport's session, as werift's sendRtp uses it.
+ * One track of a viewer's peer connection that we send on (node-datachannel: libdatachannel
+ * protects each packet with libsrtp and sends it to the ICE pair's socket, all within `send`),
+ * with the viewer's feedback on it read as it comes. Sender reports go out from libdatachannel's
+ * own reporter on the track.
  */
-export function protect(session: SrtpSession, header: Buffer, payload: Buffer, ssrc: number): Buffer {
-  return session.encrypt(
-    payload,
-    new SerialisedHeader(header, header.readUInt16BE(2), ssrc) as unknown as RtpHeader,
-  );
-}
-
-/** The private fields of werift's RTCRtpSender this module keeps as its sendRtp would. */
-interface SenderInternals {
-  rtxPayloadType?: number;
-  ntpTimestamp: bigint;
-  rtpTimestamp: number;
-  packetCount: number;
-  octetCount: number;
-}
-
-/** werift's UdpTransport, as the pairs of host and server-reflexive candidates have it. */
-interface UdpTransportInternals {
-  type?: string;
-  socket?: Socket;
-  closed?: boolean;
-}
-
-/** The socket of a pair's plain UDP transport; undefined for others (TURN, TCP). */
-function udpSocket(transport: UdpTransportInternals | undefined): Socket | undefined {
-  return transport?.type === 'udp' ? transport.socket : undefined;
-}
-
-/** The private parts of werift's ICE connection and its candidate pairs this module uses. */
-interface IceInternals {
-  canSendApplicationData(): boolean;
-  nominated?: {
-    remoteAddr: [string, number];
-    packetsSent: number;
-    bytesSent: number;
-    protocol: {
-      sendData(data: Buffer, addr: [string, number]): Promise<void>;
-      transport?: UdpTransportInternals;
-    };
-  };
-}
-
-/**
- * A viewer's werift sender, sent through below its sendRtp: SRTP by the DTLS transport's own
- * session (so its rollover counters stay werift's), then straight to the UDP socket of the ICE
- * connection's selected pair, as werift's ICE connection would send it (consent checked, its
- * counters kept) without the chain of promises it makes per packet. Kept as sendRtp keeps them:
- * the sender report's figures, and the reports running.
- */
-export class SrtpOut {
-  private readonly internals: SenderInternals;
+export class OutgoingTrack {
   private rtxSequence = Math.floor(Math.random() * 0x10000);
-  private reporting = false;
-  /** Sends through a pair that is not plain UDP (TURN, TCP) not yet settled. */
-  private pending = 0;
-  private readonly settled = () => void this.pending--;
+  /** Told of the viewer's feedback; set by whoever forwards to this track. */
+  feedback: StreamFeedback | undefined;
 
-  constructor(private readonly sender: RTCRtpSender) {
-    this.internals = sender as unknown as SenderInternals;
+  constructor(
+    private readonly track: Track,
+    readonly stream: StreamIds,
+    readonly rtx: StreamIds | undefined,
+  ) {
+    track.onMessage((message) => {
+      if (this.feedback) readFeedback(message, stream.ssrc, this.feedback);
+    });
   }
 
-  /** The viewer's stream; undefined until the DTLS handshake is done and a codec agreed. */
-  get stream(): StreamIds | undefined {
-    const codec = this.sender.codec;
-    if (this.sender.dtlsTransport.state !== 'connected' || !codec) return undefined;
-    return { ssrc: this.sender.ssrc, payloadType: codec.payloadType };
-  }
-
-  /** The RTX stream, when negotiated. */
-  get rtx(): StreamIds | undefined {
-    const payloadType = this.internals.rtxPayloadType;
-    return payloadType === undefined ? undefined : { ssrc: this.sender.rtxSsrc, payloadType };
+  /** Whether packets can go out: the DTLS handshake done and the track not closed. */
+  get open(): boolean {
+    return this.track.isOpen();
   }
 
   /** The next RTX sequence number. */
@@ -165,47 +153,23 @@ export class SrtpOut {
   }
 
   /**
-   * Encrypts and sends one packet, unless the ICE connection may not send (no consent). A
-   * failure (a transport closing under us) loses this viewer's packet only, as in werift.
+   * Says this track's streams end (an RTCP BYE, RFC 3550 6.6), so that a receiver that reads it
+   * (Firefox, aiortc) ends them at once. libdatachannel tears its DTLS transport down without the
+   * close alert it means to send, and a receiver that reads neither finds out from ICE consent.
    */
-  send(header: Buffer, payload: Buffer, ssrc: number): void {
-    const dtls = this.sender.dtlsTransport;
-    const connection = dtls.iceTransport.connection as unknown as IceInternals;
-    const pair = connection.nominated;
-    if (!pair || !connection.canSendApplicationData()) return;
-    const transport = pair.protocol.transport;
-    const socket = udpSocket(transport);
-    if (socket && transport!.closed) return;
+  bye(): void {
+    if (this.open) this.send(rtcpBye([this.stream.ssrc, ...(this.rtx ? [this.rtx.ssrc] : [])]));
+  }
+
+  /**
+   * Sends one RTP (or RTCP) packet of this track's streams. A failure (the connection closing
+   * under us) loses this viewer's packet only: the connection's end removes the viewer.
+   */
+  send(packet: Buffer): void {
     try {
-      const data = protect(dtls.srtp, header, payload, ssrc);
-      if (socket) {
-        socket.send(data, pair.remoteAddr[1], pair.remoteAddr[0]);
-      } else {
-        this.pending++;
-        pair.protocol.sendData(data, pair.remoteAddr).then(this.settled, this.settled);
-      }
-      pair.packetsSent++;
-      pair.bytesSent += data.length;
+      this.track.sendMessageBinary(packet);
     } catch {
-      // The connection's end removes the viewer.
+      // See above.
     }
-  }
-
-  /** Packets handed over but not yet taken by the kernel (the UDP socket's queue). */
-  get backlog(): number {
-    const connection = this.sender.dtlsTransport.iceTransport.connection as unknown as IceInternals;
-    return this.pending + (udpSocket(connection.nominated?.protocol.transport)?.getSendQueueCount() ?? 0);
-  }
-
-  /** A packet of the viewer's stream went out: the figures its sender reports carry. */
-  sent(packet: ForwardedPacket): void {
-    const internals = this.internals;
-    internals.ntpTimestamp = packet.ntpTimestamp;
-    internals.rtpTimestamp = packet.timestamp;
-    internals.octetCount += packet.payloadEnd - packet.headerSize;
-    internals.packetCount = (internals.packetCount + 1) >>> 0;
-    if (this.reporting) return;
-    this.reporting = true;
-    void this.sender.runRtcp();
   }
 }

@@ -1,7 +1,7 @@
 import { RTCRtpCodecParameters } from 'werift';
 import { describe, expect, it } from 'vitest';
 import { PublishError } from '../ingest/ingest.ts';
-import { offerFor } from './viewer.ts';
+import { offerFor, withHostAddresses } from './viewer.ts';
 
 /** The video section of a browser's offer: VP8, H.264 in both packetization modes, RTX for each. */
 const OFFER = [
@@ -47,5 +47,25 @@ describe('offerFor', () => {
   it('refuses an offer that cannot receive the codec', () => {
     const vp9 = new RTCRtpCodecParameters({ mimeType: 'video/VP9', clockRate: 90000 });
     expect(() => offerFor(OFFER, 'video', vp9)).toThrow(PublishError);
+  });
+});
+
+describe('withHostAddresses', () => {
+  it('announces each address beside every IPv4 host candidate, on its port, once', () => {
+    const sdp = [
+      'm=video 40000 UDP/TLS/RTP/SAVPF 96',
+      'a=candidate:2 1 UDP 2116026111 fd00::2 40000 typ host',
+      'a=candidate:1 1 UDP 2114977791 192.0.2.2 40000 typ host',
+      'a=end-of-candidates',
+      '',
+    ].join('\r\n');
+    const lines = withHostAddresses(sdp, ['127.0.0.1', '203.0.113.7', '192.0.2.2']).split('\r\n');
+    expect(lines.filter((line) => line.startsWith('a=candidate'))).toEqual([
+      'a=candidate:2 1 UDP 2116026111 fd00::2 40000 typ host',
+      'a=candidate:1 1 UDP 2114977791 192.0.2.2 40000 typ host',
+      'a=candidate:100 1 UDP 2114977790 127.0.0.1 40000 typ host',
+      'a=candidate:101 1 UDP 2114977790 203.0.113.7 40000 typ host',
+    ]);
+    expect(lines.at(-2)).toBe('a=end-of-candidates');
   });
 });

@@ -1,27 +1,12 @@
-import {
-  MediaStream,
-  RTCPeerConnection,
-  RTCRtpCodecParameters,
-  RtpPacket,
-  useFIR,
-  useNACK,
-  useOPUS,
-  usePLI,
-  type RTCRtpTransceiver,
-} from 'werift';
-import { sendCloseNotify } from '../ingest/close-notify.ts';
+import { randomBytes } from 'node:crypto';
+import nodeDataChannel, { type PeerConnection } from 'node-datachannel';
+import { RtpPacket, type RTCRtpCodecParameters } from 'werift';
 import { PublishError } from '../ingest/ingest.ts';
-import {
-  bundledCredentials,
-  iceGathered,
-  peerTransport,
-  type Candidate,
-  type IceSettings,
-  type SoraOffer,
-} from '../ingest/webrtc.ts';
+import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
 import { h264KeyframeStart, TrackFanout, vp8KeyframeStart } from './fanout.ts';
+import { OutgoingTrack } from './rtp-out.ts';
 
-/** A codec of the publisher's, as a viewer thread is told it (structured-cloneable). */
+/** A codec of the publisher's, as a viewer process is told it (structured-cloneable). */
 export interface CodecDescription {
   mimeType: string;
   clockRate: number;
@@ -30,7 +15,7 @@ export interface CodecDescription {
   payloadType?: number;
 }
 
-/** What a viewer thread is told of a publisher's media, to forward it to viewers. */
+/** What a viewer process is told of a publisher's media, to forward it to viewers. */
 export interface BroadcastDescription {
   id: string;
   /** The publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
@@ -52,9 +37,9 @@ export function describeCodec(codec: RTCRtpCodecParameters): CodecDescription {
 const codecName = (codec: Pick<CodecDescription, 'mimeType'>) => codec.mimeType.split('/')[1] ?? '';
 
 /**
- * A publisher's media in a viewer thread: a fanout per track, fed with the publisher's RTP
- * packets as the main thread passes them on (threads.ts), its viewers' keyframe requests passed
- * back by `requestKeyframe`.
+ * A publisher's media in a viewer process: a fanout per track, fed with the publisher's RTP
+ * packets as the live process passes them on (processes.ts), its viewers' keyframe requests
+ * passed back by `requestKeyframe`.
  */
 export class ForwardedMedia {
   readonly video: TrackFanout;
@@ -89,11 +74,10 @@ function payloadTypes(section: string, name: string): { payloadType: number; fmt
 }
 
 /**
- * The viewer's m-section of `kind` cut down to the publisher's codec (and its RTX): werift
- * answers with every payload type of a matching name and sends with the first, and a browser's
- * offer lists H.264 several times, packetization-mode 0 among them, which cannot carry the
- * publisher's fragmented NAL units. H.264 takes packetization-mode 1, the publisher's profile
- * when offered.
+ * The viewer's m-section of `kind` cut down to the publisher's codec, first, and its RTX: the
+ * answer sends with one payload type, and a browser's offer lists H.264 several times,
+ * packetization-mode 0 among them, which cannot carry the publisher's fragmented NAL units.
+ * H.264 takes packetization-mode 1, the publisher's profile when offered.
  */
 export function offerFor(
   offer: string,
@@ -130,14 +114,72 @@ export function offerFor(
 /** Why a viewer ended: closed (either side, or its connection failed), or shed for want of room. */
 export type ViewerEnd = 'closed' | 'no-room';
 
+/** An m-section of an SDP: its kind, mid and payload types, the first the one it sends with. */
+interface MediaSection {
+  kind: string;
+  mid: string;
+  payloadTypes: number[];
+  text: string;
+}
+
+function mediaSections(sdp: string): MediaSection[] {
+  return sdp
+    .split(/(?=^m=)/m)
+    .slice(1)
+    .map((text) => {
+      const [, kind = '', formats = ''] = /^m=(\S+) \S+ \S+ ?(.*)$/m.exec(text) ?? [];
+      return {
+        kind,
+        mid: /^a=mid:(\S+)/m.exec(text)?.[1] ?? '',
+        payloadTypes: formats.trim().split(/\s+/).filter(Boolean).map(Number),
+        text,
+      };
+    });
+}
+
+/** An m-section's fmtp parameters for `payloadType`, if any. */
+const fmtpOf = (section: string, payloadType: number) =>
+  new RegExp(`^a=fmtp:${payloadType} (.*?)\\r?$`, 'm').exec(section)?.[1];
+
+/** A sending track's codec: payload type and fmtp, and its RTX payload type when negotiated. */
+interface TrackCodec {
+  payloadType: number;
+  fmtp: string | undefined;
+  rtxPayloadType: number | undefined;
+}
+
 /**
- * A WebRTC viewer, in a viewer thread: a werift peer connection sending the publisher's tracks
- * (one sendonly transceiver per kind) through the media's fanouts, which send below werift's sender
- * (rtp-out.ts) with its SSRC and payload type, keep the last 128 packets for NACKs and answer
- * them, over RTX when negotiated.
+ * `sdp` with a host candidate on each of `addresses` beside each IPv4 host candidate of
+ * libdatachannel's (same port: its socket listens on every address). libdatachannel leaves
+ * loopback out; behind NAT the host's public address is announced as well.
+ */
+export function withHostAddresses(sdp: string, addresses: string[]): string {
+  let foundation = 100;
+  return sdp.replace(
+    /^a=candidate:\S+ 1 UDP (\d+) (\d+\.\d+\.\d+\.\d+) (\d+) typ host(\r?\n)/gim,
+    (line, priority: string, address: string, port: string, eol: string) =>
+      line +
+      addresses
+        .filter((extra) => extra !== address)
+        .map(
+          (extra) =>
+            `a=candidate:${foundation++} 1 UDP ${Number(priority) - 1} ${extra} ${port} typ host${eol}`,
+        )
+        .join(''),
+  );
+}
+
+/**
+ * A WebRTC viewer: a node-datachannel peer connection (libdatachannel: ICE, DTLS and SRTP in
+ * C++) sending the publisher's tracks, one sendonly track per kind, through the media's
+ * fanouts, which keep the last 128 packets for NACKs and answer them, over RTX when negotiated.
+ * libdatachannel protects and sends each packet within the call that hands it over, so the cost
+ * of a viewer stays on the thread that forwards to it.
  */
 export class WebRtcViewer {
-  private pc: RTCPeerConnection | undefined;
+  private pc: PeerConnection | undefined;
+  /** The sending tracks: held here, or the binding lets their callbacks go with them. */
+  private readonly tracks: OutgoingTrack[] = [];
   private readonly removals: (() => void)[] = [];
   private closed = false;
   private markClosed!: (why: ViewerEnd) => void;
@@ -149,107 +191,177 @@ export class WebRtcViewer {
     private readonly media: ForwardedMedia,
     private readonly ice: IceSettings,
     private readonly iceGatheringTimeoutMs: number,
-    private readonly warn: (message: string, error: unknown) => void,
   ) {}
 
-  private createPeer(): RTCPeerConnection {
-    const { video, audio } = this.media.description;
-    const forwarded = (codec: CodecDescription, rtcpFeedback: RTCRtpCodecParameters['rtcpFeedback']) =>
-      new RTCRtpCodecParameters({
-        mimeType: codec.mimeType,
-        clockRate: codec.clockRate,
-        ...(codec.channels ? { channels: codec.channels } : {}),
-        ...(codec.parameters ? { parameters: codec.parameters } : {}),
-        rtcpFeedback,
-      });
-    const pc = new RTCPeerConnection({
-      codecs: {
-        video: [
-          forwarded(video, [useNACK(), usePLI(), useFIR()]),
-          new RTCRtpCodecParameters({ mimeType: 'video/rtx', clockRate: video.clockRate }),
-        ],
-        // Without the publisher's audio, Opus still: werift fails to negotiate an offer's audio
-        // section without a codec, and answer() makes that section inactive.
-        audio: [audio ? forwarded(audio, []) : useOPUS()],
-      },
-      ...peerTransport(this.ice),
+  private createPeer(): PeerConnection {
+    const [portRangeBegin, portRangeEnd] = this.ice.portRange ?? [];
+    // No STUN: the host's public address comes from LIVE_ICE_ADDRESSES instead.
+    const pc = new nodeDataChannel.PeerConnection(this.id, {
+      iceServers: [],
+      ...(portRangeBegin !== undefined ? { portRangeBegin, portRangeEnd } : {}),
     });
     this.pc = pc;
-    pc.connectionStateChange.subscribe((state) => {
-      // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to
-      // a handshake still under way.
-      if (state === 'connected') this.forward(pc.getTransceivers());
+    pc.onStateChange((state) => {
       if (state === 'failed' || state === 'closed') void this.close();
     });
     return pc;
   }
 
-  /** Each sending transceiver into its track's fanout (video waits there for a keyframe). */
-  private forward(transceivers: RTCRtpTransceiver[]): void {
-    if (this.removals.length > 0 || this.closed) return;
-    for (const transceiver of transceivers) {
-      const fanout = transceiver.kind === 'video' ? this.media.video : this.media.audio;
-      if (fanout && transceiver.direction === 'sendonly') this.removals.push(fanout.add(transceiver.sender));
+  /**
+   * Adds our sending track of `kind` with mid `mid` (its description: the codec, RTX, and the
+   * SSRCs in the publisher's stream), forwarded to once open.
+   */
+  private addTrack(pc: PeerConnection, kind: 'video' | 'audio', mid: string, codec: TrackCodec): void {
+    const description = this.media.description;
+    const forwarded = kind === 'video' ? description.video : description.audio!;
+    const cname = description.streamId;
+    const stream = { ssrc: randomSsrc(), payloadType: codec.payloadType };
+    const rtx =
+      codec.rtxPayloadType === undefined
+        ? undefined
+        : { ssrc: randomSsrc(), payloadType: codec.rtxPayloadType };
+    const media =
+      kind === 'video'
+        ? new nodeDataChannel.Video(mid, 'SendOnly')
+        : new nodeDataChannel.Audio(mid, 'SendOnly');
+    // The binding takes no undefined for an absent fmtp.
+    const fmtp = codec.fmtp === undefined ? [] : [codec.fmtp];
+    if (media instanceof nodeDataChannel.Video)
+      media.addVideoCodec(stream.payloadType, codecName(forwarded), ...fmtp);
+    else media.addOpusCodec(stream.payloadType, ...fmtp);
+    media.addSSRC(stream.ssrc, cname, description.streamId, `${kind}-${this.id}`);
+    if (rtx) {
+      media.addRTXCodec(rtx.payloadType, stream.payloadType, forwarded.clockRate);
+      media.addSSRC(rtx.ssrc, cname);
+      media.parseSdpLine(`a=ssrc-group:FID ${stream.ssrc} ${rtx.ssrc}`);
     }
+    const track = pc.addTrack(media);
+    track.setMediaHandler(
+      new nodeDataChannel.RtcpSrReporter(
+        new nodeDataChannel.RtpPacketizationConfig(
+          stream.ssrc,
+          cname,
+          stream.payloadType,
+          forwarded.clockRate,
+        ),
+      ),
+    );
+    const out = new OutgoingTrack(track, stream, rtx);
+    this.tracks.push(out);
+    const fanout = kind === 'video' ? this.media.video : this.media.audio;
+    // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to a
+    // handshake still under way.
+    track.onOpen(() => {
+      if (!this.closed && fanout) this.removals.push(fanout.add(out));
+    });
   }
 
-  /** The viewer's tracks belong to the publisher's stream, named by its connection id. */
-  private get stream(): MediaStream {
-    return new MediaStream({ id: this.media.description.streamId });
+  /** An offer's m-section that nothing is sent on, answered inactive with its first codec. */
+  private addInactive(pc: PeerConnection, section: MediaSection): void {
+    const payloadType = section.payloadTypes[0];
+    if (payloadType === undefined || (section.kind !== 'audio' && section.kind !== 'video')) return;
+    const name = new RegExp(`^a=rtpmap:${payloadType} ([^/\\s]+)`, 'm').exec(section.text)?.[1] ?? 'opus';
+    const media =
+      section.kind === 'video'
+        ? new nodeDataChannel.Video(section.mid, 'Inactive')
+        : new nodeDataChannel.Audio(section.mid, 'Inactive');
+    if (media instanceof nodeDataChannel.Video) media.addVideoCodec(payloadType, name);
+    else media.addAudioCodec(payloadType, name);
+    pc.addTrack(media);
   }
 
   /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
   async answer(offer: string): Promise<string> {
     const { video, audio } = this.media.description;
-    let usable = offerFor(bundledCredentials(offer), 'video', video);
+    let usable = offerFor(offer, 'video', video);
     if (audio) usable = offerFor(usable, 'audio', audio);
+    const sections = mediaSections(usable);
+    if (!sections.some((section) => section.kind === 'video'))
+      throw new PublishError(400, 'the offer has no video section');
+    if (sections.length > MAX_OFFER_SECTIONS)
+      throw new PublishError(400, `the offer has more than ${MAX_OFFER_SECTIONS} media sections`);
     const pc = this.createPeer();
-    await this.describe('offer', () => pc.setRemoteDescription({ type: 'offer', sdp: usable }));
-    const stream = this.stream;
-    for (const transceiver of pc.getTransceivers()) {
-      const sending = transceiver.kind === 'video' || this.media.audio !== undefined;
-      transceiver.setDirection(sending ? 'sendonly' : 'inactive');
-      transceiver.sender.setStreams([stream]);
-    }
-    await pc.setLocalDescription(await pc.createAnswer());
-    await iceGathered(pc, this.iceGatheringTimeoutMs);
-    return pc.localDescription!.sdp;
+    // The sections' mids, payload types and fmtp are the viewer's: what libdatachannel refuses of
+    // them is the viewer's mistake too.
+    await this.describe('offer', () => {
+      for (const section of sections) {
+        const kind =
+          section.kind === 'video' ? 'video' : section.kind === 'audio' && audio ? 'audio' : undefined;
+        if (!kind) {
+          this.addInactive(pc, section);
+          continue;
+        }
+        // offerFor left the codec first, then its RTX.
+        const [payloadType, rtxPayloadType] = section.payloadTypes as [number, number | undefined];
+        this.addTrack(pc, kind, section.mid, {
+          payloadType,
+          fmtp: fmtpOf(section.text, payloadType),
+          rtxPayloadType,
+        });
+      }
+      pc.setRemoteDescription(usable, 'offer');
+    });
+    return this.gathered(pc);
   }
 
   /** Sora signaling `recvonly`: our offer to send the publisher's video and audio. */
   async offer(): Promise<SoraOffer> {
     const pc = this.createPeer();
-    const streams = [this.stream];
-    const video = pc.addTransceiver('video', { direction: 'sendonly', streams });
-    const audio = this.media.audio
-      ? pc.addTransceiver('audio', { direction: 'sendonly', streams })
-      : undefined;
-    await pc.setLocalDescription(await pc.createOffer());
-    await iceGathered(pc, this.iceGatheringTimeoutMs);
-    return {
-      sdp: pc.localDescription!.sdp,
-      mid: { video: video.mid ?? '', ...(audio ? { audio: audio.mid ?? '' } : {}) },
-    };
+    const { video, audio } = this.media.description;
+    const videoType = video.payloadType ?? 96;
+    const audioType = audio?.payloadType ?? 111;
+    const rtxPayloadType = [...Array(32).keys()]
+      .map((n) => 96 + n)
+      .find((n) => n !== videoType && n !== audioType);
+    this.addTrack(pc, 'video', '0', { payloadType: videoType, fmtp: video.parameters, rtxPayloadType });
+    if (audio)
+      this.addTrack(pc, 'audio', '1', {
+        payloadType: audioType,
+        fmtp: audio.parameters,
+        rtxPayloadType: undefined,
+      });
+    pc.setLocalDescription('offer');
+    return { sdp: await this.gathered(pc), mid: { video: '0', ...(audio ? { audio: '1' } : {}) } };
   }
 
   /** Sora signaling: the viewer's answer to offer(). */
   async accept(answer: string): Promise<void> {
     const pc = this.pc;
     if (!pc) throw new Error('accept() before offer()');
-    await this.describe('answer', () => pc.setRemoteDescription({ type: 'answer', sdp: answer }));
+    await this.describe('answer', () => pc.setRemoteDescription(answer, 'answer'));
   }
 
   /** A trickled candidate of the viewer (Sora signaling's `candidate` message). */
   async addCandidate(candidate: Candidate): Promise<void> {
-    await this.pc?.addIceCandidate(candidate).catch(() => {
+    if (!candidate.candidate) return;
+    try {
+      this.pc?.addRemoteCandidate(candidate.candidate, candidate.sdpMid ?? '0');
+    } catch {
       // An unusable candidate costs the viewer that path only.
-    });
+    }
   }
 
-  /** werift's refusal of the viewer's SDP is the viewer's mistake, not ours. */
-  private async describe(what: 'offer' | 'answer', step: () => Promise<unknown>): Promise<void> {
+  /** Our description once its candidates are gathered (or the gathering timed out). */
+  private async gathered(pc: PeerConnection): Promise<string> {
+    if (pc.gatheringState() !== 'complete') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.iceGatheringTimeoutMs);
+        pc.onGatheringStateChange((state) => {
+          if (state !== 'complete') return;
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    const description = pc.localDescription();
+    if (!description) throw new Error('no local description');
+    return withHostAddresses(description.sdp, ['127.0.0.1', ...this.ice.additionalHostAddresses]);
+  }
+
+  /** libdatachannel's refusal of the viewer's SDP is the viewer's mistake, not ours. */
+  private async describe(what: 'offer' | 'answer', step: () => void): Promise<void> {
     try {
-      await step();
+      step();
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new PublishError(400, `unusable SDP ${what}: ${reason}`);
@@ -261,11 +373,12 @@ export class WebRtcViewer {
     this.closed = true;
     for (const remove of this.removals) remove();
     this.markClosed(why);
-    if (this.pc) {
-      await sendCloseNotify(this.pc).catch((error: unknown) =>
-        this.warn('could not send the DTLS close alert to a viewer', error),
-      );
-      await this.pc.close().catch(() => {});
-    }
+    for (const track of this.tracks) track.bye();
+    this.pc?.close();
   }
 }
+
+const randomSsrc = () => randomBytes(4).readUInt32BE(0);
+
+/** A viewer's offer needs two m-sections (video, audio), perhaps a data channel's: more is no viewer's. */
+const MAX_OFFER_SECTIONS = 8;

@@ -1,5 +1,8 @@
 import { iceGatheringComplete, WhipError } from './whip-publisher.ts';
 
+/** How long a connection may stay disconnected before the player takes it as ended. */
+const DISCONNECTED_MS = 4_000;
+
 /**
  * A WHEP viewer: one POST of an offer to receive video and audio, the answer back with a
  * Location naming the viewer, DELETE on that Location to stop. Refusals are WhipError: WHEP
@@ -13,8 +16,8 @@ export class WhepViewer {
 
   /**
    * Starts receiving; resolves with the stream once the answer is applied. `onEnded` is called
-   * if the connection ends before stop(): the server closed it (its DTLS close alert: a live
-   * server short of room sheds its newest viewers so) or it failed.
+   * if the connection ends before stop(): the server ended it (a live server short of room sheds
+   * its newest viewers; it goes silent, as one that went away does) or it failed.
    */
   async start(onEnded: () => void = () => undefined): Promise<MediaStream> {
     const peer = new RTCPeerConnection();
@@ -22,8 +25,13 @@ export class WhepViewer {
     const ended = () => {
       if (this.peer === peer) onEnded();
     };
+    // Chromium calls a silent server disconnected within seconds and failed only after 30:
+    // disconnected for DISCONNECTED_MS is ended (a network blip recovers before).
+    let silence: ReturnType<typeof setTimeout> | undefined;
     peer.addEventListener('connectionstatechange', () => {
+      clearTimeout(silence);
       if (peer.connectionState === 'failed' || peer.connectionState === 'closed') ended();
+      else if (peer.connectionState === 'disconnected') silence = setTimeout(ended, DISCONNECTED_MS);
     });
     const stream = new MediaStream();
     peer.addEventListener('track', (event) => stream.addTrack(event.track));
@@ -41,7 +49,7 @@ export class WhepViewer {
     const location = response.headers.get('Location');
     this.location = location ? new URL(location, this.endpoint).toString() : null;
     await peer.setRemoteDescription({ type: 'answer', sdp: body });
-    // A close alert closes the DTLS transport, which Chromium's connection state does not show.
+    // A server's DTLS close alert closes the transport, which Chromium's connection state does not show.
     const transport = peer.getReceivers()[0]?.transport;
     transport?.addEventListener('statechange', () => {
       if (transport.state === 'closed' || transport.state === 'failed') ended();

@@ -1,17 +1,17 @@
-import type { MessagePort } from 'node:worker_threads';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { PublishError } from '../ingest/ingest.ts';
 import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
 import { ForwardedMedia, WebRtcViewer, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 
-/** The thread tells the main thread it took this many more RTP packets (threads.ts bounds its backlog). */
+/** The viewer process says it took this many more RTP packets (processes.ts bounds its backlog). */
 export const PACKETS_TAKEN_EVERY = 64;
 
-export interface ViewerThreadSettings {
+export interface ViewerProcessSettings {
   ice: IceSettings;
   iceGatheringTimeoutMs: number;
 }
 
-/** An operation on one viewer, run in its thread, and what it answers. */
+/** An operation on one viewer, run in its process, and what it answers. */
 export interface ViewerCalls {
   answer: { argument: string; result: string };
   offer: { argument: undefined; result: SoraOffer };
@@ -20,16 +20,16 @@ export interface ViewerCalls {
   close: { argument: ViewerEnd; result: undefined };
 }
 
-/** What the main thread (threads.ts) sends a viewer thread. */
-export type ToViewerThread =
-  /** A viewer of `broadcast` begins (its media kept while the thread has viewers of it). */
+/** What the live process (processes.ts) sends a viewer process. */
+export type ToViewerProcess =
+  /** A viewer of `broadcast` begins (its media kept while the process has viewers of it). */
   | { type: 'open'; viewer: string; broadcast: BroadcastDescription }
   | { type: 'call'; call: number; viewer: string; method: keyof ViewerCalls; argument: unknown }
-  /** One RTP packet of a broadcast this thread has viewers of. */
+  /** One RTP packet of a broadcast this process has viewers of. */
   | { type: 'rtp'; broadcast: string; kind: 'video' | 'audio'; bytes: Uint8Array };
 
-/** What a viewer thread sends the main thread. */
-export type FromViewerThread =
+/** What a viewer process sends the live process. */
+export type FromViewerProcess =
   /** A call's outcome; `status` is a PublishError's (the viewer's mistake), absent for ours. */
   | { type: 'reply'; call: number; result?: unknown; error?: { message: string; status?: number } }
   | { type: 'ended'; viewer: string; why: ViewerEnd }
@@ -37,18 +37,31 @@ export type FromViewerThread =
   | { type: 'keyframe'; broadcast: string }
   /** PACKETS_TAKEN_EVERY more RTP packets taken off the port. */
   | { type: 'taken' }
-  | { type: 'warn'; viewer: string; message: string; error: string };
+  /** Its event loop's utilization so far (performance.eventLoopUtilization()), every LOAD_REPORT_MS. */
+  | { type: 'load'; utilization: EventLoopUtilization };
+
+/** How often a viewer child process reports its load (its guard reads it every few seconds). */
+export const LOAD_REPORT_MS = 250;
+
+/** Either end of a viewer process's channel: a MessagePort, or an IPC channel's adapter. */
+export interface ViewerPort<Incoming, Outgoing> {
+  on(event: 'message', listener: (message: Incoming) => void): void;
+  postMessage(message: Outgoing, transfer?: ArrayBuffer[]): void;
+}
 
 /**
- * Serves WebRTC viewers on this thread, told what to do over `port`: peer connections, their
+ * Serves WebRTC viewers in this process, told what to do over `port`: peer connections, their
  * ICE, DTLS and SRTP, and the forwarding of the publisher's packets to them all run here. The
- * worker entry (viewer-thread.entry.ts) serves its parent port; with no worker threads
- * (LIVE_VIEWER_THREADS=0) the main thread serves one end of a MessageChannel.
+ * child process's entry (viewer-process.entry.ts) serves its IPC channel; with no viewer
+ * processes (LIVE_VIEWER_PROCESSES=0) the live process serves one end of a MessageChannel.
  */
-export function serveViewers(port: MessagePort, settings: ViewerThreadSettings): void {
+export function serveViewers(
+  port: ViewerPort<ToViewerProcess, FromViewerProcess>,
+  settings: ViewerProcessSettings,
+): void {
   const media = new Map<string, { forwarded: ForwardedMedia; viewers: number }>();
   const viewers = new Map<string, WebRtcViewer>();
-  const send = (message: FromViewerThread) => port.postMessage(message);
+  const send = (message: FromViewerProcess) => port.postMessage(message);
   let packetsTaken = 0;
 
   const open = (id: string, description: BroadcastDescription) => {
@@ -59,13 +72,7 @@ export function serveViewers(port: MessagePort, settings: ViewerThreadSettings):
       media.set(description.id, entry);
     }
     entry.viewers++;
-    const viewer = new WebRtcViewer(
-      id,
-      entry.forwarded,
-      settings.ice,
-      settings.iceGatheringTimeoutMs,
-      (message, error) => send({ type: 'warn', viewer: id, message, error: String(error) }),
-    );
+    const viewer = new WebRtcViewer(id, entry.forwarded, settings.ice, settings.iceGatheringTimeoutMs);
     viewers.set(id, viewer);
     void viewer.ended.then((why) => {
       viewers.delete(id);
@@ -89,7 +96,7 @@ export function serveViewers(port: MessagePort, settings: ViewerThreadSettings):
     }
   };
 
-  port.on('message', (message: ToViewerThread) => {
+  port.on('message', (message: ToViewerProcess) => {
     if (message.type === 'rtp') {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength);
       media.get(message.broadcast)?.forwarded.forward(message.kind, bytes);

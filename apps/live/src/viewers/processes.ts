@@ -1,0 +1,417 @@
+import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { MessageChannel } from 'node:worker_threads';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { MediaStreamTrack, RtpPacket } from 'werift';
+import { PublishError } from '../ingest/ingest.ts';
+import type { Candidate, PublishedMedia, SoraOffer } from '../ingest/webrtc.ts';
+import { LoadGuard } from './load-guard.ts';
+import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
+import {
+  PACKETS_TAKEN_EVERY,
+  serveViewers,
+  type FromViewerProcess,
+  type ViewerPort,
+  type ToViewerProcess,
+  type ViewerCalls,
+  type ViewerProcessSettings,
+} from './viewer-process.ts';
+
+/** Viewers joining or losing pictures ask the publisher for a keyframe at most this often. */
+const KEYFRAME_REQUEST_MS = 500;
+/**
+ * RTP packets posted to a viewer process and not yet taken, past which it is sent no more until
+ * it catches up (about 4 s of a 4 Mbit/s stream): a process that stalls must not have the
+ * publisher's packets queued for it without end, as its UDP sockets' buffers never did. Its
+ * viewers see the loss, and resume at a keyframe.
+ */
+const MAX_PACKET_BACKLOG = 2_048;
+/**
+ * A call the viewer process has not answered in this long fails (an answer's ICE gathering waits
+ * 5 s at most): a stuck process must not hold a WHEP request, a Sora socket or the live
+ * process's close.
+ */
+const CALL_TIMEOUT_MS = 15_000;
+
+/** A viewer process: its output the live process's, messages as structured clones (RTP as bytes). */
+const CHILD_OPTIONS: ForkOptions = {
+  serialization: 'advanced',
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+};
+
+/**
+ * The viewer process's entry. In a bundle (scripts/build.mjs) this URL names the entry's own
+ * bundle; from source it names the TypeScript file, which source-entry.mjs beside it loads
+ * through tsx.
+ */
+const PROCESS_ENTRY = new URL('./viewer-process.entry.ts', import.meta.url);
+
+export interface ViewerProcessesOptions {
+  /** Child processes for viewers (LIVE_VIEWER_PROCESSES); 0 serves them in this process. */
+  processes: number;
+  /** LIVE_MAX_EVENT_LOOP_UTILIZATION, applied to each process. */
+  maxLoad: number;
+  loadWindowMs: number;
+  settings: ViewerProcessSettings;
+}
+
+/**
+ * One publisher's media to WebRTC viewers, in the live process: its tracks' packets (of the codec
+ * it chose only), serialised once and passed to each viewer process that has viewers of it; the
+ * viewers' keyframe requests passed on to the publisher, rate-limited (the ladder's ffmpeg
+ * takes none).
+ */
+export class Broadcast {
+  readonly description: BroadcastDescription;
+  private readonly subscriptions: (() => void)[] = [];
+  private lastKeyframeRequest = 0;
+
+  /** `streamId`: the publisher's connection id, the viewers' stream. */
+  constructor(
+    private readonly media: PublishedMedia,
+    streamId: string,
+    private readonly processes: ViewerProcesses,
+  ) {
+    this.description = {
+      id: randomBytes(8).toString('hex'),
+      streamId,
+      video: describeCodec(media.video.codec),
+      audio: media.audio ? describeCodec(media.audio.codec) : undefined,
+    };
+    this.subscribe(media.video.track, 'video', media.video.codec.payloadType);
+    if (media.audio) this.subscribe(media.audio.track, 'audio', media.audio.codec.payloadType);
+    processes.broadcasts.set(this.description.id, this);
+  }
+
+  private subscribe(track: MediaStreamTrack, kind: 'video' | 'audio', payloadType: number | undefined): void {
+    const { unSubscribe } = track.onReceiveRtp.subscribe((packet: RtpPacket) => {
+      if (packet.header.payloadType === payloadType)
+        this.processes.forward(this.description.id, kind, packet);
+    });
+    this.subscriptions.push(unSubscribe);
+  }
+
+  requestKeyframe(): void {
+    if (Date.now() - this.lastKeyframeRequest < KEYFRAME_REQUEST_MS) return;
+    this.lastKeyframeRequest = Date.now();
+    this.media.requestKeyframe();
+  }
+
+  close(): void {
+    for (const unsubscribe of this.subscriptions) unsubscribe();
+    this.processes.broadcasts.delete(this.description.id);
+  }
+}
+
+/**
+ * A WebRTC viewer seen from the live process: its peer connection lives in a viewer process, and
+ * each operation is a call there.
+ */
+export class RemoteViewer {
+  readonly id = randomBytes(10).toString('hex');
+  /** When it was admitted: the newest are shed first. */
+  readonly admittedAt = performance.now();
+  private markEnded!: (why: ViewerEnd) => void;
+  /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
+  readonly ended = new Promise<ViewerEnd>((resolve) => (this.markEnded = resolve));
+  private gone = false;
+
+  constructor(private readonly process: ViewerProcess) {}
+
+  /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
+  answer(offer: string): Promise<string> {
+    return this.process.call(this.id, 'answer', offer);
+  }
+
+  /** Sora signaling `recvonly`: our offer to send the publisher's video and audio. */
+  offer(): Promise<SoraOffer> {
+    return this.process.call(this.id, 'offer', undefined);
+  }
+
+  /** Sora signaling: the viewer's answer to offer(). */
+  accept(answer: string): Promise<void> {
+    return this.process.call(this.id, 'accept', answer);
+  }
+
+  addCandidate(candidate: Candidate): Promise<void> {
+    return this.process.call(this.id, 'addCandidate', candidate);
+  }
+
+  async close(why: ViewerEnd = 'closed'): Promise<void> {
+    if (this.gone) return;
+    await this.process.call(this.id, 'close', why).catch(() => this.end('closed'));
+  }
+
+  /** The process says it ended (or the process itself did). */
+  end(why: ViewerEnd): void {
+    this.gone = true;
+    this.markEnded(why);
+  }
+}
+
+/**
+ * A viewer child process as a port: messages over its IPC channel (structured clones), and its
+ * event loop's utilization as it reports it (another process's loop cannot be measured from here).
+ */
+class ChildPort implements ViewerPort<FromViewerProcess, ToViewerProcess> {
+  private utilization: EventLoopUtilization = { idle: 0, active: 0, utilization: 0 };
+
+  constructor(private readonly child: ChildProcess) {
+    child.on('message', (message: FromViewerProcess) => {
+      if (message.type === 'load') this.utilization = message.utilization;
+    });
+  }
+
+  postMessage(message: ToViewerProcess): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  on(event: 'message', listener: (message: FromViewerProcess) => void): void {
+    this.child.on(event, listener);
+  }
+
+  /** As performance.eventLoopUtilization, of the child's loop as last reported. */
+  readonly eventLoopUtilization = (
+    current?: EventLoopUtilization,
+    previous?: EventLoopUtilization,
+  ): EventLoopUtilization =>
+    current ? performance.eventLoopUtilization(current, previous) : this.utilization;
+}
+
+/**
+ * One viewer process: its port, its load guard (admission and shedding by its own event-loop
+ * utilization), its viewers, and how many of them watch each broadcast (it is sent the packets of
+ * those only).
+ */
+export class ViewerProcess {
+  readonly guard: LoadGuard;
+  readonly viewers = new Map<string, RemoteViewer>();
+  private readonly watching = new Map<string, number>();
+  private readonly calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
+  private nextCall = 0;
+  /** RTP packets posted and not yet taken (the process says every PACKETS_TAKEN_EVERY). */
+  private packetBacklog = 0;
+
+  constructor(
+    private readonly port: ViewerPort<FromViewerProcess, ToViewerProcess>,
+    measure: (current?: EventLoopUtilization, previous?: EventLoopUtilization) => EventLoopUtilization,
+    options: ViewerProcessesOptions,
+    private readonly pool: ViewerProcesses,
+  ) {
+    this.guard = new LoadGuard(options.maxLoad, options.loadWindowMs, measure);
+    this.guard.whenStarving((count) => this.shed(count));
+    port.on('message', (message: FromViewerProcess) => this.receive(message));
+  }
+
+  /** A viewer of `broadcast` here (admitted by this process's guard already). */
+  open(broadcast: Broadcast): RemoteViewer {
+    const viewer = new RemoteViewer(this);
+    const { id } = broadcast.description;
+    this.viewers.set(viewer.id, viewer);
+    this.watching.set(id, (this.watching.get(id) ?? 0) + 1);
+    this.post({ type: 'open', viewer: viewer.id, broadcast: broadcast.description });
+    void viewer.ended.then(() => {
+      this.viewers.delete(viewer.id);
+      const left = this.watching.get(id)! - 1;
+      if (left === 0) this.watching.delete(id);
+      else this.watching.set(id, left);
+    });
+    return viewer;
+  }
+
+  watches(broadcastId: string): boolean {
+    return this.watching.has(broadcastId);
+  }
+
+  call<M extends keyof ViewerCalls>(
+    viewer: string,
+    method: M,
+    argument: ViewerCalls[M]['argument'],
+  ): Promise<ViewerCalls[M]['result']> {
+    const call = this.nextCall++;
+    const answered = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.calls.delete(call);
+        reject(new Error(`the viewer process did not answer ${method} in time`));
+      }, CALL_TIMEOUT_MS);
+      timer.unref();
+      const settled = () => clearTimeout(timer);
+      this.calls.set(call, {
+        resolve: (result) => {
+          settled();
+          resolve(result);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      });
+    });
+    this.post({ type: 'call', call, viewer, method, argument });
+    return answered as Promise<ViewerCalls[M]['result']>;
+  }
+
+  post(message: ToViewerProcess): void {
+    this.port.postMessage(message);
+  }
+
+  /** One RTP packet, unless the process is too far behind taking them. */
+  postPacket(broadcast: string, kind: 'video' | 'audio', bytes: Buffer): void {
+    if (this.packetBacklog >= MAX_PACKET_BACKLOG) return;
+    this.packetBacklog++;
+    const copy = new Uint8Array(bytes);
+    this.port.postMessage({ type: 'rtp', broadcast, kind, bytes: copy } satisfies ToViewerProcess, [
+      copy.buffer,
+    ]);
+  }
+
+  /** Ends the `count` newest viewers: the process stays saturated, every viewer would fall behind. */
+  private shed(count: number): void {
+    const newest = [...this.viewers.values()].sort((a, b) => b.admittedAt - a.admittedAt).slice(0, count);
+    this.pool.onShed(newest.length);
+    for (const viewer of newest) void viewer.close('no-room');
+  }
+
+  private receive(message: FromViewerProcess): void {
+    switch (message.type) {
+      case 'reply': {
+        const pending = this.calls.get(message.call);
+        this.calls.delete(message.call);
+        if (!message.error) pending?.resolve(message.result);
+        else if (message.error.status !== undefined) {
+          pending?.reject(new PublishError(message.error.status, message.error.message));
+        } else pending?.reject(new Error(message.error.message));
+        break;
+      }
+      case 'ended':
+        this.viewers.get(message.viewer)?.end(message.why);
+        break;
+      case 'taken':
+        this.packetBacklog = Math.max(0, this.packetBacklog - PACKETS_TAKEN_EVERY);
+        break;
+      case 'keyframe':
+        this.pool.broadcasts.get(message.broadcast)?.requestKeyframe();
+        break;
+    }
+  }
+
+  /** The viewer process is gone (crashed, or the live process closes): its viewers and calls with it. */
+  fail(error: Error): void {
+    for (const pending of this.calls.values()) pending.reject(error);
+    this.calls.clear();
+    for (const viewer of this.viewers.values()) viewer.end('closed');
+    this.guard.close();
+  }
+}
+
+/**
+ * The processes WebRTC viewers run on. Every viewer's packets are encrypted and sent where its
+ * peer connection lives: on one thread a 2-core machine kept up about 100 werift viewers of a
+ * 4 Mbit/s stream, and past that every viewer and the publisher's own ingest fell behind
+ * together. So the viewers' peer connections (node-datachannel, whose native addon cannot run in
+ * worker threads) live in child processes (LIVE_VIEWER_PROCESSES, one per core by default),
+ * started at the first viewer; the live process keeps signaling, ingest and HLS, and passes each
+ * publisher packet to the processes with viewers of it. A viewer goes to the process with the
+ * fewest viewers that its load guard admits.
+ */
+export class ViewerProcesses {
+  readonly broadcasts = new Map<string, Broadcast>();
+  /** Started at the first viewer; a process that dies is started again at the next admission. */
+  private readonly processes: ViewerProcess[] = [];
+  /** How each process is ended: its child killed, or its channel closed. */
+  private readonly stops = new Map<ViewerProcess, () => Promise<unknown>>();
+  private closed = false;
+
+  constructor(
+    private readonly options: ViewerProcessesOptions,
+    readonly log: Logger,
+    /** Told how many viewers a starving process sheds. */
+    readonly onShed: (count: number) => void,
+    /** Told of each child started (tests kill one to see its viewers go). */
+    private readonly onChild: (child: ChildProcess) => void = () => {},
+  ) {}
+
+  /** A process with room for one more viewer (counted by its guard until it `left`), or none. */
+  admit(): { process: ViewerProcess; left(): void } | undefined {
+    if (this.closed) return undefined;
+    while (this.processes.length < Math.max(1, this.options.processes)) this.processes.push(this.start());
+    const byViewers = [...this.processes].sort((a, b) => a.viewers.size - b.viewers.size);
+    const chosen = byViewers.find((candidate) => candidate.guard.admit());
+    return chosen && { process: chosen, left: () => chosen.guard.left() };
+  }
+
+  /** The busiest viewer process's utilization over its last window, 0 to 1 (0 before any). */
+  get load(): number {
+    return Math.max(0, ...this.processes.map((viewers) => viewers.guard.load));
+  }
+
+  /** One packet of a broadcast's track, to every process with viewers of it. */
+  forward(broadcastId: string, kind: 'video' | 'audio', packet: RtpPacket): void {
+    let bytes: Buffer | undefined;
+    for (const viewers of this.processes) {
+      if (!viewers.watches(broadcastId)) continue;
+      bytes ??= packet.serialize();
+      viewers.postPacket(broadcastId, kind, bytes);
+    }
+  }
+
+  private start(): ViewerProcess {
+    if (this.options.processes === 0) {
+      const { port1, port2 } = new MessageChannel();
+      serveViewers(port2, this.options.settings);
+      const inProcess = new ViewerProcess(port1, performance.eventLoopUtilization, this.options, this);
+      // Listening refs a port: neither end may keep the process alive (the viewers' sockets do).
+      port1.unref();
+      port2.unref();
+      this.stops.set(inProcess, async () => port1.close());
+      return inProcess;
+    }
+    const fromSource = PROCESS_ENTRY.pathname.endsWith('.ts');
+    const settings = JSON.stringify(this.options.settings);
+    // Bundled, with node's flags as the live process has them (source maps, heap size); from
+    // source, with none (a test runner's loaders among them).
+    const child = fromSource
+      ? fork(new URL('source-entry.mjs', PROCESS_ENTRY), [PROCESS_ENTRY.href, settings], {
+          ...CHILD_OPTIONS,
+          execArgv: [],
+        })
+      : fork(PROCESS_ENTRY, [settings], CHILD_OPTIONS);
+    // Its viewers are the child's: it must not keep a closing live process alive (it exits once
+    // its channel closes).
+    child.unref();
+    child.channel?.unref();
+    const port = new ChildPort(child);
+    const viewers = new ViewerProcess(port, port.eventLoopUtilization, this.options, this);
+    this.stops.set(viewers, async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill();
+        await once(child, 'exit');
+      }
+    });
+    this.onChild(child);
+    child.on('error', (error) => this.log.error({ err: error }, 'a WebRTC viewer process failed'));
+    child.on('exit', (code, signal) =>
+      this.remove(viewers, new Error(`the viewer process exited (${signal ?? `code ${code}`})`)),
+    );
+    return viewers;
+  }
+
+  /** A process that died takes its viewers with it. */
+  private remove(viewers: ViewerProcess, error: Error): void {
+    viewers.fail(error);
+    this.stops.delete(viewers);
+    const index = this.processes.indexOf(viewers);
+    if (index >= 0) this.processes.splice(index, 1);
+  }
+
+  /** Ends the processes; the viewers were closed before (the core's close). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const stops = [...this.stops.values()];
+    this.stops.clear();
+    for (const viewers of this.processes.splice(0)) viewers.fail(new Error('the live server is closing'));
+    await Promise.all(stops.map((stop) => stop()));
+  }
+}
