@@ -353,10 +353,10 @@ export class LiveCore {
   }
 
   /**
-   * A WebRTC viewer of a channel on air in this process (WHEP): when a viewer process has room for
-   * it (ViewerProcesses), its playback token when the channel needs one, then the auth webhook, when the
-   * channel has one (role recvonly), then `negotiate` answers or offers and the publisher's media
-   * is forwarded to it. Its connected time counts as the channel's WebRTC usage.
+   * A WebRTC viewer of a channel on air in this process (WHEP): when a viewer process has room
+   * for it (ViewerProcesses), its playback token when the channel needs one, then the auth
+   * webhook, when the channel has one (role recvonly), then `negotiate` answers or offers and the
+   * publisher's media is forwarded to it. Its connected time counts as the channel's WebRTC usage.
    */
   async watch(
     channelId: string,

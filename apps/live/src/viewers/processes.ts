@@ -294,6 +294,9 @@ export class ViewerProcess {
       case 'keyframe':
         this.pool.broadcasts.get(message.broadcast)?.requestKeyframe();
         break;
+      case 'load':
+        // Read by the child's port, which measures for the guard.
+        break;
     }
   }
 
