@@ -1,7 +1,8 @@
-// werift's DTLS client as the live server runs it (the answerer of WHIP and WHEP is the DTLS
+// werift's DTLS client as the live server runs it (the answerer of a WHIP offer is the DTLS
 // client), with the fix in patches/werift+0.24.4.patch: a ClientHello resent before the peer's
 // DTLS server started reaches that server twice, which answers each with a HelloVerifyRequest.
-// werift 0.24 threw on the second one and the connection failed (under load, most of 100 viewers).
+// werift 0.24 threw on the second one and the connection failed (under load, most of 100 viewers,
+// when WHEP viewers were werift's too).
 import {
   CipherContext,
   DtlsClient,
