@@ -59,7 +59,7 @@ export function peerTransport(ice: IceSettings) {
 }
 
 /** Resolves once the peer connection gathered its candidates, or after `timeoutMs` regardless. */
-export function iceGathered(pc: RTCPeerConnection, timeoutMs: number): Promise<void> {
+function iceGathered(pc: RTCPeerConnection, timeoutMs: number): Promise<void> {
   if (pc.iceGatheringState === 'complete') return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
@@ -123,7 +123,7 @@ const ICE_PWD = /^a=ice-pwd:.*$/m;
  * change and keeping the last, so every check and consent request it sends would carry the
  * wrong ones. The other bundled sections get the tagged section's credentials.
  */
-export function bundledCredentials(offer: string): string {
+function bundledCredentials(offer: string): string {
   const [session = '', ...sections] = offer.split(/(?=^m=)/m);
   const mids = /^a=group:BUNDLE[ \t]+(.*)$/m.exec(session)?.[1]?.trim().split(/\s+/) ?? [];
   const midOf = (section: string) => /^a=mid:(\S+)/m.exec(section)?.[1] ?? '';
