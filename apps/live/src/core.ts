@@ -18,7 +18,7 @@ import {
   type ViewerProcesses,
 } from './viewers/processes.ts';
 import { LadderRtp } from './viewers/rtp-source.ts';
-import { profileLevelId, webRtcRendition } from './hls/ladder.ts';
+import { profileLevelId, webRtcRenditions } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { PublishSession, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
@@ -67,7 +67,7 @@ interface Hosted {
   lowLatency?: LowLatencyRendition[] | undefined;
   /**
    * The media WebRTC viewers get, once its first video packet arrived: a WebRTC publisher's own,
-   * or (RTMP, SRT) one rendition of the ladder, sent back over RTP by its ffmpeg (ladderRtp).
+   * or (RTMP, SRT) the ladder's WebRTC rungs, sent back over RTP by its ffmpeg (ladderRtp).
    */
   broadcast?: Promise<Broadcast>;
   ladderRtp?: LadderRtp | undefined;
@@ -220,7 +220,7 @@ export class LiveCore {
 
     const hosted: Hosted = { organizationId, renditions, connectionId, viewers: new Map() };
     this.hosted.set(channelId, hosted);
-    const rtpRendition = webRtcRendition(renditions);
+    const rtpRenditions = webRtcRenditions(renditions);
     try {
       if (ingest instanceof WebRtcIngest) {
         hosted.broadcast = ingest.media.then(
@@ -228,7 +228,8 @@ export class LiveCore {
         );
       } else {
         hosted.ladderRtp = await LadderRtp.open(
-          profileLevelId(renditions[rtpRendition]!),
+          rtpRenditions,
+          profileLevelId(renditions[rtpRenditions[0]!]!),
           ingest,
           this.log.child({ channelId }),
         );
@@ -252,7 +253,7 @@ export class LiveCore {
             }
           : {}),
         destinations,
-        ...(hosted.ladderRtp ? { rtp: { rendition: rtpRendition, ...hosted.ladderRtp.ports } } : {}),
+        ...(hosted.ladderRtp ? { rtp: hosted.ladderRtp.outputs } : {}),
         eventWebhookUrl: channel.event_webhook_url,
         archive: this.archive,
         usage: this.usage,

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, decodedVideo, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, decodedVideo, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { lossyLink, type LossyLink } from './lossy-link.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
 
 const T = {
@@ -13,7 +14,7 @@ const T = {
 };
 
 /**
- * Two rungs: WebRTC viewers get the baseline one (ladder.ts webRtcRendition), told apart from
+ * Two rungs: WebRTC viewers get the baseline one (ladder.ts webRtcRenditions), told apart from
  * the other by its picture size. One-second segments: a viewer waits at most 1 s for a keyframe.
  */
 const LADDER = [
@@ -28,6 +29,12 @@ const LADDER = [
     audio: { bps: 32_000 },
   },
 ];
+
+/** Two baseline rungs, both WebRTC's: a viewer moves between them as its link allows. */
+const BASELINE_LADDER = LADDER.map((rendition) => ({
+  ...rendition,
+  video: { ...rendition.video, codec: 'h264_baseline' },
+}));
 
 /** The publishers' test pattern and tone, as ffmpeg arguments (encoded by the caller). */
 const SOURCE = ['-re', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=30', '-t', '40'];
@@ -48,13 +55,13 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
   };
 
   /** Waits for the channel's playlist (on air), then has a werift viewer join it. */
-  const watchOnAir = async (channelId: string, name: string) => {
+  const watchOnAir = async (channelId: string, name: string, link?: LossyLink) => {
     await waitFor(
       async () => ((await live.call(T.playlists, { channel_id: channelId }, token)).body.hls as unknown[])[0],
       20_000,
       'the channel on air',
     );
-    const viewer = await view(`${live.baseUrl}/whep/${channelId}`, join(dir, name));
+    const viewer = await view(`${live.baseUrl}/whep/${channelId}`, join(dir, name), {}, link);
     viewers.push(viewer);
     return viewer;
   };
@@ -74,8 +81,8 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
     return { joinMs, audioPackets, ...(await decodedVideo(join(dir, name))) };
   };
 
-  const createChannel = async () => {
-    const { status, body } = await live.call(T.createHls, { hls: LADDER }, token);
+  const createChannel = async (ladder = LADDER) => {
+    const { status, body } = await live.call(T.createHls, { hls: ladder }, token);
     expect(status).toBe(200);
     return body as { channel_id: string; stream_key: string; srt_url: string };
   };
@@ -141,5 +148,58 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
     expect(audio).toMatch(/^a=inactive\r?$/m);
     const picture = await watched(viewer, 'silent.h264');
     expect(picture).toMatchObject({ width: 320, height: 180, errors: '', audioPackets: 0 });
+  });
+
+  it('moves a WHEP viewer whose link loses packets down to the lower rung, and back up once it is clean', async () => {
+    const channel = await createChannel(BASELINE_LADDER);
+    publisher([
+      ...['-re', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=30', '-t', '90'],
+      ...X264,
+      ...['-f', 'flv', `${live.rtmpUrl}/${channel.stream_key}`],
+    ]);
+    const link = await lossyLink();
+    try {
+      const file = join(dir, 'rungs.h264');
+      const viewer = await watchOnAir(channel.channel_id, 'rungs.h264', link);
+      expect(viewer).toMatchObject({ status: 201, error: '' });
+      /** The picture widths received so far, one per frame (the file grows as they come). */
+      const widths = async () => {
+        const { stdout } = await run('ffprobe', [
+          ...[
+            '-v',
+            'quiet',
+            '-select_streams',
+            'v:0',
+            '-show_entries',
+            'frame=width',
+            '-of',
+            'csv=p=0',
+            file,
+          ],
+        ]);
+        return stdout.split('\n').filter(Boolean).map(Number);
+      };
+      const until = (done: (seen: number[]) => boolean, ms: number, what: string) =>
+        waitFor(async () => (done(await widths()) ? true : undefined), ms, what);
+      await until(
+        (seen) => seen.filter((width) => width === 480).length >= 15,
+        15_000,
+        '1 s of the first rung',
+      );
+      link.loss = 0.4;
+      await until((seen) => seen.at(-1) === 320, 15_000, 'the lower rung');
+      link.loss = 0;
+      const movedDownAt = Date.now();
+      // Ten seconds of clean reports, then the first rung's next keyframe (1 s segments).
+      await until((seen) => seen.at(-1) === 480, 30_000, 'the first rung again');
+      console.log(`rungs: back on the first rung ${Date.now() - movedDownAt} ms after the loss ended`);
+      expect(Date.now() - movedDownAt).toBeGreaterThanOrEqual(9_000);
+      await viewer.stop();
+      const seen = await widths();
+      const moves = seen.filter((width, i) => i > 0 && width !== seen[i - 1]);
+      expect(moves).toEqual([320, 480]);
+    } finally {
+      link.close();
+    }
   });
 });

@@ -31,6 +31,11 @@ export async function view(
   whepUrl: string,
   file: string,
   headers: Record<string, string> = {},
+  /** The path to the server: the SDP as each side sees the other (lossy-link.ts). */
+  link: { offer(sdp: string): string; answer(sdp: string): string } = {
+    offer: (sdp) => sdp,
+    answer: (sdp) => sdp,
+  },
 ): Promise<WhepViewer> {
   const pc = new RTCPeerConnection({
     codecs: { video: [useH264({ rtcpFeedback: [useNACK(), usePLI()] })], audio: [useOPUS()] },
@@ -68,7 +73,7 @@ export async function view(
   const response = await fetch(whepUrl, {
     method: 'POST',
     headers: { 'Content-Type': 'application/sdp', ...headers },
-    body: pc.localDescription!.sdp,
+    body: link.offer(pc.localDescription!.sdp),
   });
   const body = await response.text();
   const location = response.headers.get('location');
@@ -94,7 +99,7 @@ export async function view(
       stop,
     };
   }
-  await pc.setRemoteDescription({ type: 'answer', sdp: body });
+  await pc.setRemoteDescription({ type: 'answer', sdp: link.answer(body) });
   const closed = byeOfEveryStream(pc, received);
   return {
     status: 201,

@@ -10,7 +10,7 @@ import {
   partTarget,
   playlistSegments,
   profileLevelId,
-  webRtcRendition,
+  webRtcRenditions,
 } from './ladder.ts';
 
 const hd = Rendition.parse({
@@ -123,14 +123,14 @@ describe('HLS ladder', () => {
     expect(mapsAudio('')).toBeUndefined();
   });
 
-  it('sends one rendition over RTP for WebRTC viewers: its H.264 with in-band parameter sets, its audio as Opus', () => {
+  it("sends the WebRTC rungs over RTP: their H.264 with in-band parameter sets, the first one's audio as Opus", () => {
     const args = ffmpegArgs({
       input: ['-i', 'srt://'],
       renditions: [hd, small],
       dir: '/d',
       withAudio: undefined,
       lowLatency: true,
-      rtp: { rendition: 1, videoPort: 40000, audioPort: 40002 },
+      rtp: { rungs: [{ rendition: 1, videoPort: 40000 }], audioPort: 40002 },
     });
     // The audio mapped twice for the RTP rendition only; its second copy is Opus.
     expect(args.filter((arg) => arg === '0:a?')).toHaveLength(3);
@@ -157,7 +157,7 @@ describe('HLS ladder', () => {
       dir: '/d',
       withAudio: false,
       keyInfoFile: '/k',
-      rtp: { rendition: 0, videoPort: 40000, audioPort: 40002 },
+      rtp: { rungs: [{ rendition: 0, videoPort: 40000 }], audioPort: 40002 },
     });
     expect(plain).not.toContain('+global_header');
     expect(plain).not.toContain('libopus');
@@ -165,15 +165,42 @@ describe('HLS ladder', () => {
     expect(slavesOfPlain).toHaveLength(2);
     expect(slavesOfPlain[0]).toContain('hls_key_info_file=/k');
     expect(slavesOfPlain[1]).toContain('select=v:bsfs/v=dump_extra');
+
+    // A lower rung: its video over RTP to its own port, no second audio.
+    const rungs = ffmpegArgs({
+      input: ['-i', 'pipe:0'],
+      renditions: [hd, small],
+      dir: '/d',
+      withAudio: true,
+      rtp: {
+        rungs: [
+          { rendition: 0, videoPort: 40000 },
+          { rendition: 1, videoPort: 40004 },
+        ],
+        audioPort: 40002,
+      },
+    });
+    expect(rungs.filter((arg) => arg === 'libopus')).toHaveLength(1);
+    const [first, second] = rungs.filter((arg) => arg.startsWith('[f=hls:')).map((tee) => tee.split('|'));
+    expect(first).toHaveLength(3);
+    expect(first![2]).toContain('40002');
+    expect(second).toHaveLength(2);
+    expect(second![0]).not.toContain('select=');
+    expect(second![1]).toContain('select=v:bsfs/v=dump_extra:payload_type=96');
+    expect(second![1]).toContain('40004');
   });
 
-  it('gives WebRTC viewers the largest baseline rung, else the largest, with its profile-level-id', () => {
+  it("gives WebRTC viewers the baseline rungs, else those of the largest's profile, largest first", () => {
     const big = Rendition.parse({ video: { width: 1920, height: 1080, bps: 6_000_000 } });
-    expect(webRtcRendition([hd, small])).toBe(1);
+    const mainProfile = Rendition.parse({
+      video: { width: 640, height: 360, bps: 800_000, codec: 'h264_main' },
+    });
+    expect(webRtcRenditions([hd, small])).toEqual([1]);
     expect(
-      webRtcRendition([small, hd, { ...small, video: { ...small.video, width: 960, height: 540 } }]),
-    ).toBe(2);
-    expect(webRtcRendition([hd, big])).toBe(1);
+      webRtcRenditions([small, hd, { ...small, video: { ...small.video, width: 960, height: 540 } }]),
+    ).toEqual([2, 0]);
+    expect(webRtcRenditions([hd, big])).toEqual([1, 0]);
+    expect(webRtcRenditions([mainProfile, hd, big])).toEqual([2, 1]);
     expect(profileLevelId(small)).toBe('42e016');
     expect(profileLevelId(hd)).toBe('64001f');
   });

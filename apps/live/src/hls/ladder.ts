@@ -54,17 +54,20 @@ export function codecsAttribute(rendition: Rendition, withAudio: boolean): strin
 }
 
 /**
- * The rendition whose video WebRTC viewers of an RTMP or SRT publisher get: the largest of the
- * baseline ones (constrained baseline, which every WebRTC H.264 decoder takes: OpenH264, Firefox's
- * plugin, documents no other profile), else the largest of all (Chromium and Safari decode main
- * and high). Reused as it is: no second encode for WebRTC.
+ * The renditions whose video WebRTC viewers of an RTMP or SRT publisher get, largest first: a
+ * viewer starts on the first and moves down the others while its link loses packets (fanout.ts).
+ * They are the baseline ones (constrained baseline, which every WebRTC H.264 decoder takes:
+ * OpenH264, Firefox's plugin, documents no other profile), else those of the largest rendition's
+ * profile (Chromium and Safari decode main and high): one profile, so the one the SDP names holds
+ * for every rung. Reused as they are: no second encode for WebRTC.
  */
-export function webRtcRendition(renditions: Rendition[]): number {
+export function webRtcRenditions(renditions: Rendition[]): number[] {
   const area = (index: number) => renditions[index]!.video.width * renditions[index]!.video.height;
-  const indexes = renditions.map((_, index) => index);
-  const baseline = indexes.filter((index) => renditions[index]!.video.codec === 'h264_baseline');
-  const pool = baseline.length > 0 ? baseline : indexes;
-  return pool.reduce((best, index) => (area(index) > area(best) ? index : best));
+  const byArea = renditions.map((_, index) => index).sort((a, b) => area(b) - area(a));
+  const baseline = byArea.filter((index) => renditions[index]!.video.codec === 'h264_baseline');
+  if (baseline.length > 0) return baseline;
+  const codec = renditions[byArea[0]!]!.video.codec;
+  return byArea.filter((index) => renditions[index]!.video.codec === codec);
 }
 
 /** The RTP payload types ffmpeg's RTP outputs carry (rtp-source.ts takes only these). */
@@ -95,10 +98,10 @@ export interface LadderInput {
    */
   lowLatency?: boolean;
   /**
-   * WebRTC viewers of a publisher that sends no RTP (RTMP, SRT): rendition `rendition`'s H.264
-   * goes over RTP to 127.0.0.1:`videoPort`, its audio encoded again as Opus to `audioPort`.
+   * WebRTC viewers of a publisher that sends no RTP (RTMP, SRT): each rung's H.264 goes over RTP
+   * to 127.0.0.1:`videoPort`, and the first rung's audio, encoded again as Opus, to `audioPort`.
    */
-  rtp?: { rendition: number; videoPort: number; audioPort: number };
+  rtp?: { rungs: { rendition: number; videoPort: number }[]; audioPort: number };
 }
 
 /** Part length aimed at: PART-HOLD-BACK (three parts) stays near one second. */
@@ -153,7 +156,15 @@ export function ffmpegArgs(input: LadderInput): string[] {
     const { width, height } = outputSize(rendition);
     const { fps, bps, codec } = rendition.video;
     const seconds = rendition.durationSeconds;
-    const rtp = input.rtp?.rendition === i ? input.rtp : undefined;
+    // A WebRTC rung's RTP outputs: its video, and with the first rung's the audio as Opus.
+    const rung = input.rtp?.rungs.findIndex(({ rendition }) => rendition === i) ?? -1;
+    const rtp =
+      rung < 0
+        ? undefined
+        : {
+            videoPort: input.rtp!.rungs[rung]!.videoPort,
+            opusPort: rung === 0 && input.withAudio !== false ? input.rtp!.audioPort : undefined,
+          };
     const audioMap =
       input.withAudio === undefined ? ['-map', '0:a?'] : input.withAudio ? ['-map', '0:a'] : [];
     // One GOP per segment, cut on time and never on scene changes: segments are exactly
@@ -164,7 +175,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
       `[v${i}]`,
       ...audioMap,
       // The same audio a second time, for WebRTC: Opus (browsers decode no AAC over WebRTC).
-      ...(rtp ? audioMap : []),
+      ...(rtp?.opusPort !== undefined ? audioMap : []),
       '-c:v',
       'libx264',
       '-preset',
@@ -200,7 +211,9 @@ export function ffmpegArgs(input: LadderInput): string[] {
             '-af',
             'aresample=async=1000',
             ...['-c:a', 'aac', '-b:a', String(rendition.audio.bps), '-ac', '2', '-ar', '48000'],
-            ...(rtp ? ['-c:a:1', 'libopus', '-b:a:1', String(rendition.audio.bps)] : []),
+            ...(rtp?.opusPort !== undefined
+              ? ['-c:a:1', 'libopus', '-b:a:1', String(rendition.audio.bps)]
+              : []),
           ]
         : []),
     );
@@ -235,7 +248,7 @@ export function ffmpegArgs(input: LadderInput): string[] {
     // The same encoded streams to several muxers (tee): MPEG-TS segments on disk, which the
     // archive reads, and, for LL-HLS, fMP4 fragments on a pipe, and, for WebRTC, RTP. The HLS
     // muxers take the AAC audio only when the Opus copy is there.
-    const hlsStreams: [string, string][] = rtp ? [['select', 'v,a:0']] : [];
+    const hlsStreams: [string, string][] = rtp?.opusPort !== undefined ? [['select', 'v,a:0']] : [];
     const slaves = [`${teeSlave([['f', 'hls'], ...hlsStreams, ...hls])}${teeEscape(playlist)}`];
     if (input.lowLatency) {
       // The mp4 muxer needs the codecs' headers up front (global_header, below).
@@ -271,14 +284,14 @@ export function ffmpegArgs(input: LadderInput): string[] {
           rtp.videoPort,
         ),
       );
-      if (input.withAudio !== false) {
+      if (rtp.opusPort !== undefined) {
         slaves.push(
           rtpSlave(
             [
               ['select', 'a:1'],
               ['payload_type', String(RTP_PAYLOAD_TYPES.audio)],
             ],
-            rtp.audioPort,
+            rtp.opusPort,
           ),
         );
       }

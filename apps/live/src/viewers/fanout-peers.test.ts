@@ -13,7 +13,7 @@ import {
   usePLI,
 } from 'werift';
 import { afterEach, describe, expect, it } from 'vitest';
-import { h264KeyframeStart, TrackFanout } from './fanout.ts';
+import { h264KeyframeStart, sendTo, TrackFanout } from './fanout.ts';
 import { OutgoingTrack } from './rtp-out.ts';
 
 const peers: (RTCPeerConnection | PeerConnection)[] = [];
@@ -82,7 +82,7 @@ describe('TrackFanout to a werift viewer', () => {
     const { out, receiver, received } = await connectedPair();
     let keyframeRequests = 0;
     const fanout = new TrackFanout(h264KeyframeStart, () => void keyframeRequests++);
-    fanout.add(out);
+    sendTo(out, [fanout]);
     // A P slice first (skipped: the viewer waits for a keyframe), then an SPS and two slices.
     fanout.forward(packet(1000, 1, 0x41));
     fanout.forward(packet(1001, 2, 0x67));

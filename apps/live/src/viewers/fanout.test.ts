@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { h264KeyframeStart, vp8KeyframeStart } from './fanout.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RtpHeader, RtpPacket } from 'werift';
+import { h264KeyframeStart, sendTo, TrackFanout, vp8KeyframeStart } from './fanout.ts';
+import type { OutgoingTrack, StreamFeedback } from './rtp-out.ts';
 
 describe('keyframe starts', () => {
   it('starts H.264 at the SPS, alone or first in a STAP-A, not at a slice', () => {
@@ -20,5 +22,156 @@ describe('keyframe starts', () => {
     expect(vp8KeyframeStart(keyframe)).toBe(true);
     expect(vp8KeyframeStart(interframe)).toBe(false);
     expect(vp8KeyframeStart(continuation)).toBe(false);
+  });
+});
+
+/** A viewer's track that records what it is sent: [payload's first byte, payload's second, sequence]. */
+function recordingTrack() {
+  const sent: [number, number, number][] = [];
+  const track = {
+    open: true,
+    stream: { ssrc: 7, payloadType: 102 },
+    rtx: undefined,
+    feedback: undefined as StreamFeedback | undefined,
+    nextRtxSequence: () => 0,
+    send: (bytes: Buffer) => void sent.push([bytes[12]!, bytes[13]!, bytes.readUInt16BE(2)]),
+  };
+  return { track, out: track as unknown as OutgoingTrack, sent };
+}
+
+/** One H.264 packet of a rung: `tag` in its second byte tells the rung's packets apart. */
+const h264 = (sequenceNumber: number, timestamp: number, nalType: number, tag: number) =>
+  new RtpPacket(
+    new RtpHeader({ payloadType: 96, sequenceNumber, timestamp, ssrc: 1, marker: true }),
+    Buffer.from([nalType, tag]),
+  );
+
+/** Two rungs, each forwarding a keyframe (SPS, IDR) or a P slice per frame on its own numbering. */
+function ladder() {
+  const watched: boolean[][] = [[], []];
+  const rungs = [0, 1].map(
+    (rung) =>
+      new TrackFanout(
+        h264KeyframeStart,
+        () => {},
+        (now) => watched[rung]!.push(now),
+      ),
+  );
+  const sequences = [100, 5000];
+  const frame = (rung: number, timestamp: number, keyframe: boolean) => {
+    const units = keyframe ? [0x67, 0x65] : [0x41];
+    for (const nal of units) rungs[rung]!.forward(h264(sequences[rung]!++, timestamp, nal, 0xa0 + rung));
+  };
+  return { rungs, frame, watched };
+}
+
+describe('a viewer on the rungs of a ladder', () => {
+  let now = 0;
+  afterEach(() => vi.restoreAllMocks());
+  const at = (ms: number) => {
+    now = ms;
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
+  };
+
+  it("starts on the first rung at a keyframe, and moves down at the lower one's keyframe when losing packets", () => {
+    at(0);
+    const { rungs, frame, watched } = ladder();
+    const { track, out, sent } = recordingTrack();
+    sendTo(out, rungs);
+    frame(0, 0, false);
+    frame(0, 3000, true);
+    frame(1, 3000, false);
+    expect(sent.map(([, tag]) => tag)).toEqual([0xa0, 0xa0]);
+    expect(watched).toEqual([[true], []]);
+
+    // 15 %: on at the first rung until the second's keyframe, then the second's only.
+    track.feedback!.fractionLost(0.15);
+    expect(watched[1]).toEqual([true]);
+    frame(0, 6000, false);
+    frame(1, 6000, false);
+    frame(1, 9000, true);
+    frame(0, 9000, false);
+    frame(1, 12000, false);
+    expect(sent.map(([, tag]) => tag)).toEqual([0xa0, 0xa0, 0xa0, 0xa1, 0xa1, 0xa1]);
+    expect(watched).toEqual([[true, false], [true]]);
+    // Numbered without a gap across the move.
+    const numbers = sent.map(([, , sequence]) => sequence);
+    expect(numbers).toEqual(numbers.map((_, i) => (numbers[0]! + i) & 0xffff));
+  });
+
+  it("stops at once when losing more than a quarter, and starts again at the lower rung's keyframe", () => {
+    at(0);
+    const { frame, rungs } = ladder();
+    const { track, out, sent } = recordingTrack();
+    sendTo(out, rungs);
+    frame(0, 0, true);
+    track.feedback!.fractionLost(0.4);
+    frame(0, 3000, false);
+    frame(1, 3000, false);
+    expect(sent).toHaveLength(2);
+    frame(1, 6000, true);
+    expect(sent.map(([first, tag]) => [first, tag])).toEqual([
+      [0x67, 0xa0],
+      [0x65, 0xa0],
+      [0x67, 0xa1],
+      [0x65, 0xa1],
+    ]);
+  });
+
+  it('moves up after ten seconds of clean reports, and waits twice as long after a failed try', () => {
+    at(0);
+    const { frame, rungs } = ladder();
+    const { track, out, sent } = recordingTrack();
+    sendTo(out, rungs);
+    frame(0, 0, true);
+    track.feedback!.fractionLost(0.5);
+    frame(1, 3000, true);
+    const tags = () => sent.map(([, tag]) => tag);
+    const report = (ms: number, share: number) => {
+      at(ms);
+      track.feedback!.fractionLost(share);
+    };
+    report(1_000, 0);
+    report(10_999, 0.01);
+    frame(0, 6000, true);
+    frame(0, 7500, false);
+    expect(tags().at(-1)).toBe(0xa1);
+    // Ten seconds clean: up at the first rung's next keyframe, on the lower one until then.
+    report(11_000, 0);
+    frame(1, 6000, false);
+    frame(0, 9000, true);
+    expect(tags().slice(-3)).toEqual([0xa1, 0xa0, 0xa0]);
+    // Too much for the link: down again, and the next try waits 20 s.
+    report(13_000, 0.2);
+    frame(1, 12000, true);
+    expect(tags().at(-1)).toBe(0xa1);
+    frame(1, 13500, false);
+    report(14_000, 0);
+    report(24_000, 0);
+    frame(0, 15000, true);
+    frame(1, 15000, false);
+    expect(tags().at(-1)).toBe(0xa1);
+    report(34_000, 0);
+    frame(0, 18000, true);
+    expect(tags().at(-1)).toBe(0xa0);
+  });
+
+  it('stays on a single rung when losing packets, stopping only past a quarter', () => {
+    at(0);
+    const fanout = new TrackFanout(h264KeyframeStart, () => {});
+    const { track, out, sent } = recordingTrack();
+    const end = sendTo(out, [fanout]);
+    fanout.forward(h264(1, 0, 0x67, 0));
+    track.feedback!.fractionLost(0.2);
+    fanout.forward(h264(2, 3000, 0x41, 0));
+    fanout.forward(h264(3, 6000, 0x67, 0));
+    expect(sent).toHaveLength(3);
+    track.feedback!.fractionLost(0.3);
+    fanout.forward(h264(4, 9000, 0x41, 0));
+    fanout.forward(h264(5, 12000, 0x67, 0));
+    expect(sent.map(([first]) => first)).toEqual([0x67, 0x41, 0x67, 0x67]);
+    end();
+    fanout.forward(h264(6, 15000, 0x41, 0));
+    expect(sent).toHaveLength(4);
   });
 });

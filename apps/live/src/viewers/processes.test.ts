@@ -132,14 +132,14 @@ describe('ViewerProcess', () => {
       port1.close();
     });
     const packet = Buffer.alloc(1_200);
-    for (let sent = 0; sent < 3_000; sent++) viewers.postPacket('b', 'video', packet);
+    for (let sent = 0; sent < 3_000; sent++) viewers.postPacket('b', 'video', 0, packet);
     let received = 0;
     port2.on('message', () => void received++);
     await expect.poll(() => received).toBe(2_048);
     // The process took 64: that many more go.
     port2.postMessage({ type: 'taken' });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    for (let sent = 0; sent < 100; sent++) viewers.postPacket('b', 'video', packet);
+    for (let sent = 0; sent < 100; sent++) viewers.postPacket('b', 'video', 0, packet);
     await expect.poll(() => received).toBe(2_048 + 64);
   });
 });

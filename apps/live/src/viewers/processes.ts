@@ -74,21 +74,30 @@ export class Broadcast {
     streamId: string,
     private readonly processes: ViewerProcesses,
   ) {
+    const lowerRungs = media.lowerRungs ?? [];
     this.description = {
       id: randomBytes(8).toString('hex'),
       streamId,
       video: describeCodec(media.video.codec),
+      rungs: 1 + lowerRungs.length,
       audio: media.audio ? describeCodec(media.audio.codec) : undefined,
     };
-    this.subscribe(media.video.track, 'video', media.video.codec.payloadType);
-    if (media.audio) this.subscribe(media.audio.track, 'audio', media.audio.codec.payloadType);
+    const videoType = media.video.codec.payloadType;
+    for (const [rung, track] of [media.video.track, ...lowerRungs].entries())
+      this.subscribe(track, 'video', rung, videoType);
+    if (media.audio) this.subscribe(media.audio.track, 'audio', 0, media.audio.codec.payloadType);
     processes.broadcasts.set(this.description.id, this);
   }
 
-  private subscribe(track: MediaStreamTrack, kind: 'video' | 'audio', payloadType: number | undefined): void {
+  private subscribe(
+    track: MediaStreamTrack,
+    kind: 'video' | 'audio',
+    rung: number,
+    payloadType: number | undefined,
+  ): void {
     const { unSubscribe } = track.onReceiveRtp.subscribe((packet: RtpPacket) => {
       if (packet.header.payloadType === payloadType)
-        this.processes.forward(this.description.id, kind, packet);
+        this.processes.forward(this.description.id, kind, rung, packet);
     });
     this.subscriptions.push(unSubscribe);
   }
@@ -189,6 +198,8 @@ export class ViewerProcess {
   readonly guard: LoadGuard;
   readonly viewers = new Map<string, RemoteViewer>();
   private readonly watching = new Map<string, number>();
+  /** The video rungs of each broadcast that the process's viewers watch (it says which). */
+  private readonly watchedRungs = new Map<string, Set<number>>();
   private readonly calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private nextCall = 0;
   /** RTP packets posted and not yet taken (the process says every PACKETS_TAKEN_EVERY). */
@@ -215,14 +226,19 @@ export class ViewerProcess {
     void viewer.ended.then(() => {
       this.viewers.delete(viewer.id);
       const left = this.watching.get(id)! - 1;
-      if (left === 0) this.watching.delete(id);
-      else this.watching.set(id, left);
+      if (left > 0) this.watching.set(id, left);
+      else {
+        this.watching.delete(id);
+        this.watchedRungs.delete(id);
+      }
     });
     return viewer;
   }
 
-  watches(broadcastId: string): boolean {
-    return this.watching.has(broadcastId);
+  /** Whether the process's viewers watch the broadcast's `kind` (video: its rung `rung`). */
+  watches(broadcastId: string, kind: 'video' | 'audio', rung: number): boolean {
+    if (kind === 'audio') return this.watching.has(broadcastId);
+    return this.watchedRungs.get(broadcastId)?.has(rung) ?? false;
   }
 
   call<M extends keyof ViewerCalls>(
@@ -258,11 +274,11 @@ export class ViewerProcess {
   }
 
   /** One RTP packet, unless the process is too far behind taking them. */
-  postPacket(broadcast: string, kind: 'video' | 'audio', bytes: Buffer): void {
+  postPacket(broadcast: string, kind: 'video' | 'audio', rung: number, bytes: Buffer): void {
     if (this.packetBacklog >= MAX_PACKET_BACKLOG) return;
     this.packetBacklog++;
     const copy = new Uint8Array(bytes);
-    this.port.postMessage({ type: 'rtp', broadcast, kind, bytes: copy } satisfies ToViewerProcess, [
+    this.port.postMessage({ type: 'rtp', broadcast, kind, rung, bytes: copy } satisfies ToViewerProcess, [
       copy.buffer,
     ]);
   }
@@ -293,6 +309,11 @@ export class ViewerProcess {
         break;
       case 'keyframe':
         this.pool.broadcasts.get(message.broadcast)?.requestKeyframe();
+        break;
+      case 'rungs':
+        // Its viewers may all have ended meanwhile: then the broadcast is no longer watched here.
+        if (this.watching.has(message.broadcast))
+          this.watchedRungs.set(message.broadcast, new Set(message.rungs));
         break;
       case 'load':
         // Read by the child's port, which measures for the guard.
@@ -350,13 +371,13 @@ export class ViewerProcesses {
     return Math.max(0, ...this.processes.map((viewers) => viewers.guard.load));
   }
 
-  /** One packet of a broadcast's track, to every process with viewers of it. */
-  forward(broadcastId: string, kind: 'video' | 'audio', packet: RtpPacket): void {
+  /** One packet of a broadcast's track (video: of rung `rung`), to every process with viewers of it. */
+  forward(broadcastId: string, kind: 'video' | 'audio', rung: number, packet: RtpPacket): void {
     let bytes: Buffer | undefined;
     for (const viewers of this.processes) {
-      if (!viewers.watches(broadcastId)) continue;
+      if (!viewers.watches(broadcastId, kind, rung)) continue;
       bytes ??= packet.serialize();
-      viewers.postPacket(broadcastId, kind, bytes);
+      viewers.postPacket(broadcastId, kind, rung, bytes);
     }
   }
 

@@ -25,8 +25,8 @@ export type ToViewerProcess =
   /** A viewer of `broadcast` begins (its media kept while the process has viewers of it). */
   | { type: 'open'; viewer: string; broadcast: BroadcastDescription }
   | { type: 'call'; call: number; viewer: string; method: keyof ViewerCalls; argument: unknown }
-  /** One RTP packet of a broadcast this process has viewers of. */
-  | { type: 'rtp'; broadcast: string; kind: 'video' | 'audio'; bytes: Uint8Array };
+  /** One RTP packet of a broadcast this process has viewers of (video: of a rung they watch). */
+  | { type: 'rtp'; broadcast: string; kind: 'video' | 'audio'; rung: number; bytes: Uint8Array };
 
 /** What a viewer process sends the live process. */
 export type FromViewerProcess =
@@ -35,6 +35,8 @@ export type FromViewerProcess =
   | { type: 'ended'; viewer: string; why: ViewerEnd }
   /** A viewer asks for a keyframe (joining, or its decoder lost pictures). */
   | { type: 'keyframe'; broadcast: string }
+  /** The video rungs of a broadcast that viewers here watch or wait to start on, now. */
+  | { type: 'rungs'; broadcast: string; rungs: number[] }
   /** PACKETS_TAKEN_EVERY more RTP packets taken off the port. */
   | { type: 'taken' }
   /** Its event loop's utilization so far (performance.eventLoopUtilization()), every LOAD_REPORT_MS. */
@@ -68,7 +70,8 @@ export function serveViewers(
     let entry = media.get(description.id);
     if (!entry) {
       const requestKeyframe = () => send({ type: 'keyframe', broadcast: description.id });
-      entry = { forwarded: new ForwardedMedia(description, requestKeyframe), viewers: 0 };
+      const onRungs = (rungs: number[]) => send({ type: 'rungs', broadcast: description.id, rungs });
+      entry = { forwarded: new ForwardedMedia(description, requestKeyframe, onRungs), viewers: 0 };
       media.set(description.id, entry);
     }
     entry.viewers++;
@@ -99,7 +102,7 @@ export function serveViewers(
   port.on('message', (message: ToViewerProcess) => {
     if (message.type === 'rtp') {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength);
-      media.get(message.broadcast)?.forwarded.forward(message.kind, bytes);
+      media.get(message.broadcast)?.forwarded.forward(message.kind, message.rung, bytes);
       if (++packetsTaken % PACKETS_TAKEN_EVERY === 0) send({ type: 'taken' });
     } else if (message.type === 'open') {
       open(message.viewer, message.broadcast);

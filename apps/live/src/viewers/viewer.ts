@@ -3,7 +3,7 @@ import nodeDataChannel, { type PeerConnection } from 'node-datachannel';
 import { RtpPacket, type RTCRtpCodecParameters } from 'werift';
 import { PublishError } from '../ingest/ingest.ts';
 import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
-import { h264KeyframeStart, TrackFanout, vp8KeyframeStart } from './fanout.ts';
+import { h264KeyframeStart, sendTo, TrackFanout, vp8KeyframeStart } from './fanout.ts';
 import { OutgoingTrack } from './rtp-out.ts';
 
 /** A codec of the publisher's, as a viewer process is told it (structured-cloneable). */
@@ -21,6 +21,8 @@ export interface BroadcastDescription {
   /** The publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
   streamId: string;
   video: CodecDescription;
+  /** How many video streams: the ladder's WebRTC rungs (RTMP, SRT), or 1 (the publisher's own). */
+  rungs: number;
   audio: CodecDescription | undefined;
 }
 
@@ -37,27 +39,33 @@ export function describeCodec(codec: RTCRtpCodecParameters): CodecDescription {
 const codecName = (codec: Pick<CodecDescription, 'mimeType'>) => codec.mimeType.split('/')[1] ?? '';
 
 /**
- * A publisher's media in a viewer process: a fanout per track, fed with the publisher's RTP
- * packets as the live process passes them on (processes.ts), its viewers' keyframe requests
- * passed back by `requestKeyframe`.
+ * A publisher's media in a viewer process: a fanout per track (per rung for the ladder's video),
+ * fed with the publisher's RTP packets as the live process passes them on (processes.ts), its
+ * viewers' keyframe requests passed back by `requestKeyframe`. The live process sends the video of
+ * the rungs that have viewers here only: `onRungs` is told which, as that changes.
  */
 export class ForwardedMedia {
-  readonly video: TrackFanout;
+  readonly video: TrackFanout[];
   readonly audio: TrackFanout | undefined;
 
   constructor(
     readonly description: BroadcastDescription,
     requestKeyframe: () => void,
+    onRungs: (rungs: number[]) => void,
   ) {
     const keyframeStart =
       codecName(description.video).toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
-    this.video = new TrackFanout(keyframeStart, requestKeyframe);
+    const watchedRungs = () => onRungs(this.video.flatMap((fanout, rung) => (fanout.watched ? [rung] : [])));
+    this.video = Array.from(
+      { length: description.rungs },
+      () => new TrackFanout(keyframeStart, requestKeyframe, watchedRungs),
+    );
     if (description.audio) this.audio = new TrackFanout(undefined, requestKeyframe);
   }
 
-  /** One RTP packet of the publisher's `kind` track, as serialised. */
-  forward(kind: 'video' | 'audio', bytes: Buffer): void {
-    const fanout = kind === 'video' ? this.video : this.audio;
+  /** One RTP packet of the publisher's `kind` track (video: of rung `rung`), as serialised. */
+  forward(kind: 'video' | 'audio', rung: number, bytes: Buffer): void {
+    const fanout = kind === 'video' ? this.video[rung] : this.audio;
     fanout?.forward(RtpPacket.deSerialize(bytes), bytes);
   }
 }
@@ -248,11 +256,11 @@ export class WebRtcViewer {
     );
     const out = new OutgoingTrack(track, stream, rtx);
     this.tracks.push(out);
-    const fanout = kind === 'video' ? this.media.video : this.media.audio;
+    const rungs = kind === 'video' ? this.media.video : [this.media.audio!];
     // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to a
     // handshake still under way.
     track.onOpen(() => {
-      if (!this.closed && fanout) this.removals.push(fanout.add(out));
+      if (!this.closed) this.removals.push(sendTo(out, rungs));
     });
   }
 
