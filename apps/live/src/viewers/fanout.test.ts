@@ -156,6 +156,30 @@ describe('a viewer on the rungs of a ladder', () => {
     expect(tags().at(-1)).toBe(0xa0);
   });
 
+  it('counts the packets a viewer NACKs, each once, as lost', () => {
+    at(0);
+    const { frame, rungs } = ladder();
+    const { track, out, sent } = recordingTrack();
+    sendTo(out, rungs);
+    frame(0, 0, true);
+    for (let i = 1; i <= 8; i++) frame(0, i * 3000, false);
+    const first = sent[0]![2];
+    // One packet of ten asked for five times: 10 %, not more.
+    for (let i = 0; i < 5; i++) track.feedback!.nack([first!]);
+    track.feedback!.fractionLost(0);
+    frame(1, 27000, true);
+    frame(1, 28500, false);
+    expect(sent.at(-1)![1]).toBe(0xa0);
+    // Two of ten: the lower rung at its next keyframe, the first rung until then.
+    for (let i = 0; i < 10; i++) frame(0, 30000 + i * 3000, false);
+    track.feedback!.nack(sent.slice(-2).map(([, , sequence]) => sequence));
+    track.feedback!.fractionLost(0);
+    frame(0, 60000, false);
+    expect(sent.at(-1)![1]).toBe(0xa0);
+    frame(1, 60000, true);
+    expect(sent.at(-1)![1]).toBe(0xa1);
+  });
+
   it('stays on a single rung when losing packets, stopping only past a quarter', () => {
     at(0);
     const fanout = new TrackFanout(h264KeyframeStart, () => {});

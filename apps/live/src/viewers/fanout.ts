@@ -2,9 +2,9 @@ import { uint16Add, Vp8RtpPayload, type RtpPacket } from 'werift';
 import { ForwardedPacket, rtxPacket, viewerPacket, type OutgoingTrack } from './rtp-out.ts';
 
 /**
- * A viewer whose receiver reports losing more than this share of its video stops at once and
- * resumes at a keyframe, of the next lower rung when there is one: forwarding on would only give
- * it undecodable pictures on a link that cannot take them.
+ * A viewer losing more than this share of its video (as its receiver reports, or as it NACKs)
+ * stops at once and resumes at a keyframe, of the next lower rung when there is one: forwarding
+ * on would only give it undecodable pictures on a link that cannot take them.
  */
 const MAX_FRACTION_LOST = 0.25;
 /** Losing more than this, a viewer moves to the next lower rung at its next keyframe. */
@@ -64,7 +64,10 @@ class ViewerSender {
   private upAfterMs = UP_AFTER_MS;
   /** When it last moved up a rung (a move down soon after says the try failed). */
   private movedUpAt = -Infinity;
-  /** Packets sent, and asked for again by NACK, since the receiver's last report. */
+  /**
+   * Packets sent, and asked for again by NACK, since the receiver's last report. A receiver asks
+   * for a packet again every round trip until it comes: each is counted once.
+   */
   private sentSinceReport = 0;
   private nackedSinceReport = 0;
   /** Added to the publisher's sequence numbers: a skip leaves no gap for the viewer to NACK. */
@@ -73,6 +76,8 @@ class ViewerSender {
   /** The packets sent lately, by the viewer's sequence number modulo HISTORY_SIZE. */
   private readonly sentPackets: (ForwardedPacket | undefined)[] = new Array(HISTORY_SIZE);
   private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
+  /** Whether the packet kept in a slot was NACKed already. */
+  private readonly nacked = new Uint8Array(HISTORY_SIZE);
 
   /**
    * `rungs`: the track's fanouts, largest first (one for audio, and for a publisher's own video).
@@ -86,10 +91,7 @@ class ViewerSender {
   ) {
     out.feedback = {
       pictureLoss: onPictureLoss,
-      nack: (lost) => {
-        this.nackedSinceReport += lost.length;
-        this.resend(lost);
-      },
+      nack: (lost) => this.resend(lost),
       fractionLost: (share) => {
         if (!video) return;
         // A receiver counts what NACKs recovered as received: the share it had to ask for again
@@ -176,8 +178,10 @@ class ViewerSender {
     if (!this.out.open) return;
     const sequence = uint16Add(packet.sequenceNumber, this.sequenceDelta);
     this.lastSequence = sequence;
-    this.sentPackets[sequence % HISTORY_SIZE] = packet;
-    this.sentSequences[sequence % HISTORY_SIZE] = sequence;
+    const slot = sequence % HISTORY_SIZE;
+    this.sentPackets[slot] = packet;
+    this.sentSequences[slot] = sequence;
+    this.nacked[slot] = 0;
     this.sentSinceReport++;
     this.out.send(viewerPacket(packet, this.out.stream, sequence));
   }
@@ -186,8 +190,13 @@ class ViewerSender {
   private resend(lost: number[]): void {
     const { stream, rtx } = this.out;
     for (const sequence of lost) {
-      const packet = this.sentPackets[sequence % HISTORY_SIZE];
-      if (!packet || this.sentSequences[sequence % HISTORY_SIZE] !== sequence) continue;
+      const slot = sequence % HISTORY_SIZE;
+      const packet = this.sentPackets[slot];
+      if (!packet || this.sentSequences[slot] !== sequence) continue;
+      if (!this.nacked[slot]) {
+        this.nacked[slot] = 1;
+        this.nackedSinceReport++;
+      }
       this.out.send(
         rtx
           ? rtxPacket(packet, sequence, rtx, this.out.nextRtxSequence())
