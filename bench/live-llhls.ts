@@ -264,7 +264,7 @@ async function viewers(media: string, count: number, idleCores: number, peerPid?
 async function main() {
   const postgres = FLEET ? await startPostgres() : undefined;
   const fleet = postgres && { databaseUrl: postgres.url, secretKey: randomBytes(32).toString('base64') };
-  const { live, database, base, token, call } = await startLiveBench(undefined, fleet);
+  const { live, base, token, call, close } = await startLiveBench(undefined, fleet);
   const loadAtStart = loadavg()[0]!;
   let publisher: ReturnType<typeof startTimedPublisher> | undefined;
   let peer: Awaited<ReturnType<typeof startLivePeer>>['peer'] | undefined;
@@ -348,8 +348,7 @@ async function main() {
     // A failed step leaves no publisher (and its ffmpeg) running.
     await publisher?.stop();
     await peer?.stop();
-    await live.close();
-    await database.close();
+    await close();
     stopPostgres(postgres?.process ?? null);
   }
 }

@@ -110,7 +110,13 @@ export async function startLiveBench(log?: Logger, fleet?: { databaseUrl: string
     if (!response.ok) throw new Error(`${target}: ${response.status} ${JSON.stringify(answer)}`);
     return answer;
   };
-  return { live, database, base, token, call };
+  /** Stops as the live process's own shutdown does: the server, the job queue, the database. */
+  const close = async () => {
+    await live.close();
+    await deps.jobs.stop();
+    await database.close();
+  };
+  return { live, base, token, call, close };
 }
 
 /**

@@ -245,7 +245,7 @@ async function main() {
 
 /** The live server with its publisher, into `figures`; resolves the stream's bytes per ms. */
 async function measureServer(figures: Record<string, number>): Promise<number> {
-  const { live, database, base, token, call } = await startLiveBench();
+  const { live, base, token, call, close } = await startLiveBench();
   try {
     const channelId = (
       await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
@@ -259,8 +259,7 @@ async function measureServer(figures: Record<string, number>): Promise<number> {
       await publisher.stop();
     }
   } finally {
-    await live.close();
-    await database.close();
+    await close();
   }
 }
 
