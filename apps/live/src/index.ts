@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import type { Server as NetServer } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
@@ -31,7 +30,7 @@ import { Archive } from './archive.ts';
 import { mountSoraSignaling, type SoraTimings } from './sora.ts';
 import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
-import { ViewerProcesses } from './viewers/processes.ts';
+import { viewerProcessCount, ViewerProcesses } from './viewers/processes.ts';
 import { HlsAdmission } from './viewers/hls-admission.ts';
 import { LoadGuard } from './viewers/load-guard.ts';
 
@@ -169,7 +168,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
   };
   const viewerProcesses = new ViewerProcesses(
     {
-      processes: deps.config.LIVE_VIEWER_PROCESSES ?? availableParallelism(),
+      processes: viewerProcessCount(deps.config, log),
       maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
       loadWindowMs: options.loadWindowMs,
       settings: { ice, iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs },

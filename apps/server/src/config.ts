@@ -90,6 +90,8 @@ const ConfigFields = z.object({
    * the live process itself, beside ingest and HLS.
    */
   LIVE_VIEWER_PROCESSES: z.coerce.number().int().min(0).max(64).optional(),
+  /** LIVE_VIEWER_PROCESSES's name before viewers ran in processes: read when that is unset. */
+  LIVE_VIEWER_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: optionalUrl,

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import {
   RtpPacket,
   useH264,
 } from 'werift';
-import { Broadcast, ViewerProcess, ViewerProcesses } from './processes.ts';
+import { Broadcast, viewerProcessCount, ViewerProcess, ViewerProcesses } from './processes.ts';
 
 const H264 = new RTCRtpCodecParameters({
   mimeType: 'video/H264',
@@ -141,5 +142,19 @@ describe('ViewerProcess', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     for (let sent = 0; sent < 100; sent++) viewers.postPacket('b', 'video', 0, packet);
     await expect.poll(() => received).toBe(2_048 + 64);
+  });
+});
+
+describe('viewerProcessCount', () => {
+  it('reads LIVE_VIEWER_PROCESSES, else its earlier name with a warning, else one per core', () => {
+    const warnings: unknown[] = [];
+    const log = { warn: (message: unknown) => void warnings.push(message) };
+    expect(viewerProcessCount({ LIVE_VIEWER_PROCESSES: 0, LIVE_VIEWER_THREADS: 3 }, log)).toBe(0);
+    expect(
+      viewerProcessCount({ LIVE_VIEWER_PROCESSES: undefined, LIVE_VIEWER_THREADS: undefined }, log),
+    ).toBe(availableParallelism());
+    expect(warnings).toEqual([]);
+    expect(viewerProcessCount({ LIVE_VIEWER_PROCESSES: undefined, LIVE_VIEWER_THREADS: 3 }, log)).toBe(3);
+    expect(warnings).toEqual([expect.stringContaining('LIVE_VIEWER_PROCESSES')]);
   });
 });

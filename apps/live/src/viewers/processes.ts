@@ -1,8 +1,10 @@
 import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { Config } from '@ukiyo/server';
 import type { Logger } from 'pino';
 import type { MediaStreamTrack, RtpPacket } from 'werift';
 import { PublishError } from '../ingest/ingest.ts';
@@ -47,6 +49,21 @@ const CHILD_OPTIONS: ForkOptions = {
  * through tsx.
  */
 const PROCESS_ENTRY = new URL('./viewer-process.entry.ts', import.meta.url);
+
+/**
+ * How many viewer processes the configuration asks for: LIVE_VIEWER_PROCESSES, else its earlier
+ * name (with a warning), else one per core.
+ */
+export function viewerProcessCount(
+  config: Pick<Config, 'LIVE_VIEWER_PROCESSES' | 'LIVE_VIEWER_THREADS'>,
+  log: Pick<Logger, 'warn'>,
+): number {
+  const { LIVE_VIEWER_PROCESSES, LIVE_VIEWER_THREADS } = config;
+  if (LIVE_VIEWER_PROCESSES !== undefined) return LIVE_VIEWER_PROCESSES;
+  if (LIVE_VIEWER_THREADS === undefined) return availableParallelism();
+  log.warn('LIVE_VIEWER_THREADS is read as LIVE_VIEWER_PROCESSES, its new name: set that instead');
+  return LIVE_VIEWER_THREADS;
+}
 
 export interface ViewerProcessesOptions {
   /** Child processes for viewers (LIVE_VIEWER_PROCESSES); 0 serves them in this process. */
