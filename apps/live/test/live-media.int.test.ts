@@ -384,6 +384,46 @@ describe('live ingest and HLS', () => {
     ]);
   });
 
+  it("keeps a WHIP publisher's ladder on the publisher's clock: twenty seconds of segments in twenty seconds", async () => {
+    const created = await live.call(
+      T.createHls,
+      { hls: [{ durationSeconds: 1, video: { width: 320, height: 180, fps: 30, bps: 300_000 } }] },
+      token,
+    );
+    const channelId = created.body.channel_id as string;
+    // 60 fps: werift's RTP-to-WebM timing lost two thirds of a millisecond on every frame (16 ms
+    // for 16.7), so the ladder's video ran 4 % slow and its segments came ever later.
+    const publisher = await start({
+      whipUrl: whip(channelId),
+      codec: 'h264',
+      width: 320,
+      height: 180,
+      fps: 60,
+    });
+    expect(publisher).toMatchObject({ status: 201, error: '' });
+    const { playlist_url: masterUrl } = await playlistUrl(channelId);
+    const media = `${live.baseUrl}${new URL(masterUrl).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    /** When the playlist first lists media sequence `sequence` (polled every 20 ms). */
+    const listed = async (sequence: number) => {
+      await waitFor(
+        async () => {
+          const { sequence: first, segments } = mediaPlaylist(await text(media));
+          return first + segments.length > sequence ? true : undefined;
+        },
+        30_000,
+        `segment ${sequence}`,
+        20,
+      );
+      return Date.now();
+    };
+    const from = await listed(3);
+    const elapsed = (await listed(23)) - from;
+    console.log(`twenty one-second segments of a WHIP publisher listed in ${elapsed} ms`);
+    // 4 % slow would be 20.8 s.
+    expect(elapsed).toBeGreaterThan(19_600);
+    expect(elapsed).toBeLessThan(20_400);
+  }, 60_000);
+
   it('encrypts VP8-published segments with the channel key and EXT-X-KEY', async () => {
     const created = await live.call(
       T.createHls,

@@ -18,10 +18,10 @@ import {
   DepacketizeCallback,
   JitterBufferCallback,
   RtpSourceCallback,
-  RtpTimeCallback,
   WebmCallback,
 } from 'werift/nonstandard';
 import { sendCloseNotify } from './close-notify.ts';
+import { RtpElapsedCallback } from './rtp-elapsed.ts';
 import { PublishError, type Ingest, type IngestProtocol, type IngestSink } from './ingest.ts';
 
 /** Where publishers' media may arrive: LIVE_ICE_PORT_RANGE and LIVE_ICE_ADDRESSES. */
@@ -430,7 +430,7 @@ export class WebRtcIngest implements Ingest {
       if (output.saveToFile && !stdin.destroyed) stdin.write(output.saveToFile);
     });
     const jitter = new JitterBufferCallback(90000, { latency: 100 });
-    const videoTime = new RtpTimeCallback(90000);
+    const videoTime = new RtpElapsedCallback(90000);
     const videoDepacketizer = new DepacketizeCallback(codec, {
       isFinalPacketInSequence: (header) => header.marker,
     });
@@ -454,7 +454,7 @@ export class WebRtcIngest implements Ingest {
       sink.received(rtp.payload.length + rtp.header.serializeSize);
       audioSource.input(rtp.clone());
     });
-    const audioTime = new RtpTimeCallback(48000);
+    const audioTime = new RtpElapsedCallback(48000);
     const audioDepacketizer = new DepacketizeCallback('OPUS');
     audioSource.pipe(audioTime.input);
     audioTime.pipe(audioDepacketizer.input);
