@@ -264,7 +264,7 @@ async function viewers(media: string, count: number, idleCores: number, peerPid?
 async function main() {
   const postgres = FLEET ? await startPostgres() : undefined;
   const fleet = postgres && { databaseUrl: postgres.url, secretKey: randomBytes(32).toString('base64') };
-  const { live, base, token, call, close } = await startLiveBench(undefined, fleet);
+  const { base, token, call, close } = await startLiveBench(undefined, fleet);
   const loadAtStart = loadavg()[0]!;
   let publisher: ReturnType<typeof startTimedPublisher> | undefined;
   let peer: Awaited<ReturnType<typeof startLivePeer>>['peer'] | undefined;

@@ -351,7 +351,7 @@ async function main() {
   // Each session logs "publisher on air" with its first keyframe, when its first segment is
   // listed: kept by channel; warnings and errors still reach stderr.
   const { log, firstKeyframes } = onAirLog(40);
-  const { live, base, token, call, close } = await startLiveBench(log);
+  const { base, token, call, close } = await startLiveBench(log);
   const ladder = ladderOf([1280, 720, 2_500_000, 128000], [640, 360, 800_000, 64000]);
 
   /** Polls ListPlaylistURLs until the channel's playlist is listed; its wall clock. */

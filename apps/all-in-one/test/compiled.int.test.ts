@@ -127,6 +127,7 @@ describe('compiled entries', () => {
             payloadType: 96,
             parameters: 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f',
           },
+          rungs: 1,
           audio: undefined,
         },
       });
