@@ -63,7 +63,7 @@ export class LadderRtp {
       payloadType: RTP_PAYLOAD_TYPES.video,
       parameters: `level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=${profileLevelId}`,
     });
-    const [video, ...lowerRungs] = rungs.map(({ socket }) => this.track(socket, 'video', h264, true));
+    const [video, ...lowerRungs] = rungs.map(({ socket }) => this.track(socket, 'video', h264));
     const audioTrack = this.track(
       audio.socket,
       'audio',
@@ -73,7 +73,6 @@ export class LadderRtp {
         channels: 2,
         payloadType: RTP_PAYLOAD_TYPES.audio,
       }),
-      false,
     );
     this.media = new Promise((resolve) => {
       video!.onReceiveRtp.once(() =>
@@ -124,12 +123,7 @@ export class LadderRtp {
    * A local track fed with the socket's RTP of the codec's payload type (nothing else); video's
    * timestamps moved onto the rungs' common timeline.
    */
-  private track(
-    socket: Socket,
-    kind: 'video' | 'audio',
-    codec: RTCRtpCodecParameters,
-    onTimeline: boolean,
-  ): MediaStreamTrack {
+  private track(socket: Socket, kind: 'video' | 'audio', codec: RTCRtpCodecParameters): MediaStreamTrack {
     const track = new MediaStreamTrack({ kind, codec });
     let timestampShift: number | undefined;
     socket.on('message', (datagram) => {
@@ -141,7 +135,7 @@ export class LadderRtp {
         // A datagram werift cannot parse (the port is open to every local process) is dropped.
         return;
       }
-      if (onTimeline) {
+      if (kind === 'video') {
         timestampShift ??= this.timelineStart - packet.header.timestamp;
         packet.header.timestamp = (packet.header.timestamp + timestampShift) >>> 0;
       }
