@@ -72,12 +72,17 @@ describe('a viewer on the rungs of a ladder', () => {
     now = ms;
     vi.spyOn(performance, 'now').mockImplementation(() => now);
   };
-
-  it("starts on the first rung at a keyframe, and moves down at the lower one's keyframe when losing packets", () => {
+  /** At time 0, a viewer sent the two rungs of ladder(). */
+  const viewerOnLadder = () => {
     at(0);
-    const { rungs, frame, watched } = ladder();
+    const { frame, rungs, watched } = ladder();
     const { track, out, sent } = recordingTrack();
     sendTo(out, rungs);
+    return { frame, watched, track, sent };
+  };
+
+  it("starts on the first rung at a keyframe, and moves down at the lower one's keyframe when losing packets", () => {
+    const { frame, watched, track, sent } = viewerOnLadder();
     frame(0, 0, false);
     frame(0, 3000, true);
     frame(1, 3000, false);
@@ -100,10 +105,7 @@ describe('a viewer on the rungs of a ladder', () => {
   });
 
   it("stops at once when losing more than a quarter, and starts again at the lower rung's keyframe", () => {
-    at(0);
-    const { frame, rungs } = ladder();
-    const { track, out, sent } = recordingTrack();
-    sendTo(out, rungs);
+    const { frame, track, sent } = viewerOnLadder();
     frame(0, 0, true);
     track.feedback!.fractionLost(0.4);
     frame(0, 3000, false);
@@ -119,10 +121,7 @@ describe('a viewer on the rungs of a ladder', () => {
   });
 
   it('moves up after ten seconds of clean reports, and waits twice as long after a failed try', () => {
-    at(0);
-    const { frame, rungs } = ladder();
-    const { track, out, sent } = recordingTrack();
-    sendTo(out, rungs);
+    const { frame, track, sent } = viewerOnLadder();
     frame(0, 0, true);
     track.feedback!.fractionLost(0.5);
     frame(1, 3000, true);
@@ -157,10 +156,7 @@ describe('a viewer on the rungs of a ladder', () => {
   });
 
   it('counts the packets a viewer NACKs, each once, as lost', () => {
-    at(0);
-    const { frame, rungs } = ladder();
-    const { track, out, sent } = recordingTrack();
-    sendTo(out, rungs);
+    const { frame, track, sent } = viewerOnLadder();
     frame(0, 0, true);
     for (let i = 1; i <= 8; i++) frame(0, i * 3000, false);
     const first = sent[0]![2];
