@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings } from '@ukiyo/server';
 import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
-import { WebRtcIngest, type IceSettings, type WebRtcTimings } from './ingest/webrtc.ts';
+import { WebRtcIngest, type IceSettings, type PublishedMedia, type WebRtcTimings } from './ingest/webrtc.ts';
 import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
 import {
   Broadcast,
@@ -18,7 +18,7 @@ import {
   type ViewerProcesses,
 } from './viewers/processes.ts';
 import { LadderRtp } from './viewers/rtp-source.ts';
-import { profileLevelId, webRtcRenditions } from './hls/ladder.ts';
+import { baselineRenditions, webRtcRenditions } from './hls/ladder.ts';
 import type { LowLatencyRendition } from './hls/ll-hls.ts';
 import { PublishSession, type SessionTimings } from './session.ts';
 import type { LiveMetrics } from './metrics.ts';
@@ -220,23 +220,20 @@ export class LiveCore {
 
     const hosted: Hosted = { organizationId, renditions, connectionId, viewers: new Map() };
     this.hosted.set(channelId, hosted);
-    const rtpRenditions = webRtcRenditions(renditions);
+    const log = this.log.child({ channelId });
     try {
+      let media: Promise<PublishedMedia>;
       if (ingest instanceof WebRtcIngest) {
-        hosted.broadcast = ingest.media.then(
-          (media) => new Broadcast(media, connectionId, this.options.viewerProcesses),
-        );
+        const rungs = baselineRenditions(renditions);
+        if (rungs.length > 0) hosted.ladderRtp = await LadderRtp.open(renditions, rungs, false, log);
+        media = hosted.ladderRtp?.beneath(ingest) ?? ingest.media;
       } else {
-        hosted.ladderRtp = await LadderRtp.open(
-          rtpRenditions,
-          profileLevelId(renditions[rtpRenditions[0]!]!),
-          ingest,
-          this.log.child({ channelId }),
-        );
-        hosted.broadcast = hosted.ladderRtp.media.then(
-          (media) => new Broadcast(media, connectionId, this.options.viewerProcesses),
-        );
+        hosted.ladderRtp = await LadderRtp.open(renditions, webRtcRenditions(renditions), true, log);
+        media = hosted.ladderRtp.media(ingest);
       }
+      hosted.broadcast = media.then(
+        (published) => new Broadcast(published, connectionId, this.options.viewerProcesses),
+      );
       const destinations = await this.destinations(organizationId, renditions);
       const session = new PublishSession({
         channelId,

@@ -8,6 +8,7 @@ import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../../e2e/support/chromium.ts';
 import { apiToken, decodedVideo, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 import { lossyLink, type LossyLink } from './lossy-link.ts';
+import { publish, type Publisher } from './publisher.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
 
 const T = {
@@ -62,12 +63,13 @@ const SOURCE = ['-re', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=30', '-t'
 const TONE = ['-f', 'lavfi', '-i', 'sine'];
 const X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '30'];
 
-describe('WebRTC viewers of RTMP and SRT publishers', () => {
+describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs beneath WHIP publishers', () => {
   let server: TestServer;
   let live: LiveUnderTest;
   let token: string;
   const dir = mkdtempSync(join(tmpdir(), 'ukiyo-whep-ingests-'));
   const publishers: ChildProcess[] = [];
+  const whipPublishers: Publisher[] = [];
   const viewers: WhepViewer[] = [];
 
   const publisher = (args: string[]) => {
@@ -118,6 +120,7 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
   afterEach(async () => {
     await Promise.all(viewers.splice(0).map((viewer) => viewer.stop(false)));
     for (const child of publishers.splice(0)) child.kill('SIGKILL');
+    await Promise.all(whipPublishers.splice(0).map((publisher) => publisher.stop()));
   });
 
   afterAll(async () => {
@@ -184,10 +187,14 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
 
   /**
    * Has the viewer's link lose 40 % of the server's RTP until its picture (`width`: now) is the
-   * lower rung's, then nothing until it is the first rung's again. Answers the widths seen in
-   * turn, and how long the way back up took.
+   * lower rung's, then nothing until it is the top one's again. Answers the widths seen in turn,
+   * and how long the way back up took.
    */
-  const throughLoss = async (link: LossyLink, width: () => Promise<number | undefined>) => {
+  const throughLoss = async (
+    link: LossyLink,
+    width: () => Promise<number | undefined>,
+    [top, lower]: [number, number],
+  ) => {
     const seen: number[] = [];
     const until = (wanted: number, ms: number, what: string) =>
       waitFor(
@@ -199,45 +206,52 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
         ms,
         what,
       );
-    await until(480, 15_000, 'the first rung');
+    await until(top, 15_000, 'the top rung');
     link.loss = 0.4;
-    await until(320, 15_000, 'the lower rung');
+    await until(lower, 15_000, 'the lower rung');
     link.loss = 0;
     const clean = Date.now();
-    // Ten seconds of clean reports, then the first rung's next keyframe (1 s segments).
-    await until(480, 30_000, 'the first rung again');
+    // Ten seconds of clean reports, then the top rung's next keyframe (a second apart).
+    await until(top, 30_000, 'the top rung again');
     return { seen, upMs: Date.now() - clean };
   };
 
-  it('moves a WHEP viewer whose link loses packets down to the lower rung, and back up once it is clean', async () => {
-    const channelId = await publishedRungs();
+  /** The picture width of every frame in a werift viewer's file so far (it grows as they come). */
+  const widths = async (file: string) => {
+    const { stdout } = await run('ffprobe', [
+      ...['-v', 'quiet', '-select_streams', 'v:0', '-show_entries', 'frame=width'],
+      ...['-of', 'csv=p=0', file],
+    ]);
+    return stdout.split('\n').filter(Boolean).map(Number);
+  };
+
+  /**
+   * A werift viewer of the channel through a lossy link, taken down a rung and back up
+   * (`rungs`: the top and the lower one's widths): its moves, and its frames' arrivals.
+   */
+  const weriftThroughLoss = async (channelId: string, name: string, rungs: [number, number]) => {
     const link = await lossyLink();
     try {
-      const file = join(dir, 'rungs.h264');
-      const viewer = await watchOnAir(channelId, 'rungs.h264', link);
+      const file = join(dir, name);
+      const viewer = await watchOnAir(channelId, name, link);
       expect(viewer).toMatchObject({ status: 201, error: '' });
-      /** The picture width of every frame received so far (the file grows as they come). */
-      const widths = async () => {
-        const { stdout } = await run('ffprobe', [
-          ...['-v', 'quiet', '-select_streams', 'v:0', '-show_entries', 'frame=width'],
-          ...['-of', 'csv=p=0', file],
-        ]);
-        return stdout.split('\n').filter(Boolean).map(Number);
-      };
-      const { upMs } = await throughLoss(link, async () => (await widths()).at(-1));
-      console.log(`rungs: werift back on the first rung ${upMs} ms after the loss ended`);
+      const { upMs } = await throughLoss(link, async () => (await widths(file)).at(-1), rungs);
+      console.log(`rungs: werift back on the top rung ${upMs} ms after the loss ended (${name})`);
       expect(upMs).toBeGreaterThanOrEqual(9_000);
       await viewer.stop();
-      // Every frame received, in order: one move down, one up.
-      const seen = await widths();
-      expect(seen.filter((width, i) => i > 0 && width !== seen[i - 1])).toEqual([320, 480]);
+      // Every frame received, in order.
+      const seen = await widths(file);
+      return {
+        moves: seen.filter((width, i) => i > 0 && width !== seen[i - 1]),
+        arrivals: viewer.videoArrivals(),
+      };
     } finally {
       link.close();
     }
-  });
+  };
 
-  it("moves Chromium's own WebRTC viewer down the rungs and back the same way", async () => {
-    const channelId = await publishedRungs();
+  /** Chromium's own WebRTC viewer of the channel through a lossy link, taken down a rung and back up. */
+  const chromiumThroughLoss = async (channelId: string, rungs: [number, number]) => {
     await waitFor(
       async () => ((await live.call(T.playlists, { channel_id: channelId }, token)).body.hls as unknown[])[0],
       20_000,
@@ -276,13 +290,67 @@ describe('WebRTC viewers of RTMP and SRT publishers', () => {
           }
           return undefined;
         });
-      const { seen, upMs } = await throughLoss(link, width);
-      console.log(`rungs: Chromium back on the first rung ${upMs} ms after the loss ended`);
-      expect(seen).toEqual([480, 320, 480]);
+      const { seen, upMs } = await throughLoss(link, width, rungs);
+      console.log(`rungs: Chromium back on the top rung ${upMs} ms after the loss ended`);
       expect(upMs).toBeGreaterThanOrEqual(9_000);
+      return seen;
     } finally {
       await browser.close();
       link.close();
     }
+  };
+
+  it('moves a WHEP viewer whose link loses packets down to the lower rung, and back up once it is clean', async () => {
+    const { moves } = await weriftThroughLoss(await publishedRungs(), 'rungs.h264', [480, 320]);
+    expect(moves).toEqual([320, 480]);
+  });
+
+  it("moves Chromium's own WebRTC viewer down the rungs and back the same way", async () => {
+    expect(await chromiumThroughLoss(await publishedRungs(), [480, 320])).toEqual([480, 320, 480]);
+  });
+
+  /**
+   * A WHIP publisher (werift sending ffmpeg's 640x360 H.264, a keyframe a second) on a channel of
+   * the two-rendition LADDER, whose baseline one (320 wide) is its viewers' lower rung: its id.
+   */
+  const publishedOverWhip = async () => {
+    const channel = await createChannel();
+    const publisher = await publish({
+      whipUrl: `${live.baseUrl}/whip/${channel.channel_id}`,
+      token,
+      codec: 'h264',
+      width: 640,
+      height: 360,
+      fps: 30,
+      keyframeSeconds: 1,
+    });
+    whipPublishers.push(publisher);
+    expect(publisher.status).toBe(201);
+    return channel.channel_id;
+  };
+
+  it("moves a WHIP publisher's viewer down to the ladder's baseline rung and back to the publisher's own stream, on one clock", async () => {
+    const { moves, arrivals } = await weriftThroughLoss(
+      await publishedOverWhip(),
+      'whip-rungs.h264',
+      [640, 320],
+    );
+    expect(moves).toEqual([320, 640]);
+    // Each frame's RTP time moves on from the one before as its arrival does, but for the
+    // rung's lateness behind the publisher's own stream (the ladder's decode and encode): the
+    // rung is on the publisher's clock. On a clock of its own, a move would jump anywhere.
+    const drift = arrivals
+      .slice(1)
+      .map(({ timestamp, at }, i) => at - arrivals[i]!.at - ((timestamp - arrivals[i]!.timestamp) | 0) / 90);
+    const [ahead, behind] = [Math.min(...drift), Math.max(...drift)];
+    console.log(
+      `rungs: a frame arrived at most ${behind.toFixed(0)} ms later, ${(-ahead).toFixed(0)} ms earlier than its RTP time says`,
+    );
+    expect(behind).toBeLessThan(1_000);
+    expect(ahead).toBeGreaterThan(-1_000);
+  });
+
+  it("moves Chromium's own viewer of a WHIP publisher down to the baseline rung and back", async () => {
+    expect(await chromiumThroughLoss(await publishedOverWhip(), [640, 320])).toEqual([640, 320, 640]);
   });
 });

@@ -12,6 +12,11 @@ export interface WhepViewer {
   frames(): number;
   /** Audio RTP packets received so far. */
   audioPackets(): number;
+  /**
+   * Each video frame's RTP timestamp and the wall clock of its first packet to arrive, in order
+   * of arrival (a frame that arrives with a later one's timestamp between is listed again).
+   */
+  videoArrivals(): { timestamp: number; at: number }[];
   /** Settles when the server ends the connection: an RTCP BYE for every stream it sent. */
   closed(): Promise<void>;
   stop(sendDelete?: boolean): Promise<void>;
@@ -59,13 +64,19 @@ export async function view(
     frames++;
     out.write(input.frame.data);
   });
+  const videoArrivals: { timestamp: number; at: number }[] = [];
   /** The SSRCs media came in on. */
   const received = new Set<number>();
   pc.onTrack.subscribe((track) => {
     track.onReceiveRtp.subscribe((packet: RtpPacket) => {
       received.add(packet.header.ssrc);
-      if (track.kind === 'video') source.input(packet.clone());
-      else audioPackets++;
+      if (track.kind !== 'video') {
+        audioPackets++;
+        return;
+      }
+      const { timestamp } = packet.header;
+      if (videoArrivals.at(-1)?.timestamp !== timestamp) videoArrivals.push({ timestamp, at: Date.now() });
+      source.input(packet.clone());
     });
   });
   await pc.setLocalDescription(await pc.createOffer());
@@ -95,6 +106,7 @@ export async function view(
       answer: '',
       frames: () => 0,
       audioPackets: () => 0,
+      videoArrivals: () => [],
       closed: () => Promise.resolve(),
       stop,
     };
@@ -108,6 +120,7 @@ export async function view(
     answer: body,
     frames: () => frames,
     audioPackets: () => audioPackets,
+    videoArrivals: () => videoArrivals,
     closed: () => closed,
     stop,
   };

@@ -1,6 +1,7 @@
 import { Rendition } from '@ukiyo/contract';
 import { describe, expect, it } from 'vitest';
 import {
+  baselineRenditions,
   codecsAttribute,
   decorateMediaPlaylist,
   ffmpegArgs,
@@ -188,6 +189,20 @@ describe('HLS ladder', () => {
     expect(second![0]).not.toContain('select=');
     expect(second![1]).toContain('select=v:bsfs/v=dump_extra:payload_type=96');
     expect(second![1]).toContain('40004');
+
+    // A WebRTC publisher's rungs (its viewers keep its own audio): video only, no Opus.
+    const beneath = ffmpegArgs({
+      input: ['-i', 'pipe:0'],
+      renditions: [hd, small],
+      dir: '/d',
+      withAudio: true,
+      rtp: { rungs: [{ rendition: 1, videoPort: 40004 }] },
+    });
+    expect(beneath).not.toContain('libopus');
+    const slavesBeneath = beneath.at(-1)!.split('|');
+    expect(slavesBeneath).toHaveLength(2);
+    expect(slavesBeneath[0]).not.toContain('select=');
+    expect(slavesBeneath[1]).toContain('select=v:bsfs/v=dump_extra:payload_type=96');
   });
 
   it("gives WebRTC viewers the baseline rungs, else those of the largest's profile, largest first", () => {
@@ -201,6 +216,11 @@ describe('HLS ladder', () => {
     ).toEqual([2, 0]);
     expect(webRtcRenditions([hd, big])).toEqual([1, 0]);
     expect(webRtcRenditions([mainProfile, hd, big])).toEqual([2, 1]);
+    // Beneath a WebRTC publisher's own stream: the baseline ones only, whatever it sends.
+    expect(
+      baselineRenditions([small, hd, { ...small, video: { ...small.video, width: 960, height: 540 } }]),
+    ).toEqual([2, 0]);
+    expect(baselineRenditions([mainProfile, hd, big])).toEqual([]);
     expect(profileLevelId(small)).toBe('42e016');
     expect(profileLevelId(hd)).toBe('64001f');
   });

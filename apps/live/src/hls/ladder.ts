@@ -53,19 +53,32 @@ export function codecsAttribute(rendition: Rendition, withAudio: boolean): strin
   return withAudio ? `${video},mp4a.40.2` : video;
 }
 
+/** The renditions' indexes, largest picture first. */
+function largestFirst(renditions: Rendition[]): number[] {
+  const area = (index: number) => renditions[index]!.video.width * renditions[index]!.video.height;
+  return renditions.map((_, index) => index).sort((a, b) => area(b) - area(a));
+}
+
+/**
+ * The constrained-baseline renditions, largest first: every WebRTC H.264 decoder takes them
+ * (OpenH264, Firefox's plugin, documents no other profile), whatever profile a viewer negotiated.
+ * So they are the rungs a WebRTC publisher's H.264 viewers can move down to from its own stream.
+ */
+export function baselineRenditions(renditions: Rendition[]): number[] {
+  return largestFirst(renditions).filter((index) => renditions[index]!.video.codec === 'h264_baseline');
+}
+
 /**
  * The renditions whose video WebRTC viewers of an RTMP or SRT publisher get, largest first: a
  * viewer starts on the first and moves down the others while its link loses packets (fanout.ts).
- * They are the baseline ones (constrained baseline, which every WebRTC H.264 decoder takes:
- * OpenH264, Firefox's plugin, documents no other profile), else those of the largest rendition's
- * profile (Chromium and Safari decode main and high): one profile, so the one the SDP names holds
- * for every rung. Reused as they are: no second encode for WebRTC.
+ * They are the baseline ones, else those of the largest rendition's profile (Chromium and Safari
+ * decode main and high): one profile, so the one the SDP names holds for every rung. Reused as
+ * they are: no second encode for WebRTC.
  */
 export function webRtcRenditions(renditions: Rendition[]): number[] {
-  const area = (index: number) => renditions[index]!.video.width * renditions[index]!.video.height;
-  const byArea = renditions.map((_, index) => index).sort((a, b) => area(b) - area(a));
-  const baseline = byArea.filter((index) => renditions[index]!.video.codec === 'h264_baseline');
+  const baseline = baselineRenditions(renditions);
   if (baseline.length > 0) return baseline;
+  const byArea = largestFirst(renditions);
   const codec = renditions[byArea[0]!]!.video.codec;
   return byArea.filter((index) => renditions[index]!.video.codec === codec);
 }
@@ -98,10 +111,11 @@ export interface LadderInput {
    */
   lowLatency?: boolean;
   /**
-   * WebRTC viewers of a publisher that sends no RTP (RTMP, SRT): each rung's H.264 goes over RTP
-   * to 127.0.0.1:`videoPort`, and the first rung's audio, encoded again as Opus, to `audioPort`.
+   * The ladder's rungs for WebRTC viewers: each rung's H.264 goes over RTP to
+   * 127.0.0.1:`videoPort`, and with `audioPort` (a publisher that sends no RTP: RTMP, SRT) the
+   * first rung's audio, encoded again as Opus.
    */
-  rtp?: { rungs: { rendition: number; videoPort: number }[]; audioPort: number };
+  rtp?: { rungs: { rendition: number; videoPort: number }[]; audioPort?: number };
 }
 
 /** Part length aimed at: PART-HOLD-BACK (three parts) stays near one second. */

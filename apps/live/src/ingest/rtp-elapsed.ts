@@ -10,6 +10,7 @@ import { RtpTimeCallback, type RtpTimeInput, type RtpTimeOutput } from 'werift/n
  */
 export class RtpElapsedCallback extends RtpTimeCallback {
   private ticks = 0;
+  private first: number | undefined;
   private previous: number | undefined;
 
   // A property, as werift's processor mixin declares it.
@@ -19,7 +20,14 @@ export class RtpElapsedCallback extends RtpTimeCallback {
     const { timestamp } = rtp.header;
     // The signed 32-bit step: through the wrap, and backwards for a packet behind the last.
     if (this.previous !== undefined) this.ticks += (timestamp - this.previous) | 0;
+    this.first ??= timestamp;
     this.previous = timestamp;
     return [{ rtp, time: Math.round((this.ticks * 1000) / this.clockRate) }];
   };
+
+  /** The RTP timestamp of the time this callback gave (`ms` since the first packet). */
+  timestampAt(ms: number): number {
+    if (this.first === undefined) throw new Error('timestampAt() before the first packet');
+    return (this.first + Math.round((ms * this.clockRate) / 1000)) >>> 0;
+  }
 }

@@ -250,6 +250,12 @@ export class WebRtcIngest implements Ingest {
   private announceMedia!: (media: PublishedMedia) => void;
   /** Settles with the publisher's first video packet of a codec the ladder takes. */
   readonly media = new Promise<PublishedMedia>((resolve) => (this.announceMedia = resolve));
+  private announceLadderStart!: (timestamp: number) => void;
+  /**
+   * Settles with the RTP timestamp of the publisher's first keyframe: time 0 of the WebM the
+   * ladder's ffmpeg reads, so of every rendition it encodes (rtp-source.ts places them by it).
+   */
+  readonly ladderStart = new Promise<number>((resolve) => (this.announceLadderStart = resolve));
   private closed = false;
   private markClosed!: () => void;
   /** Settles once the ingest is closed: the session ended, for whatever reason. */
@@ -444,6 +450,8 @@ export class WebRtcIngest implements Ingest {
       const input = codec === 'MPEG4/ISO/AVC' ? withIdrMarked(depacketized) : depacketized;
       if (input.frame?.isKeyframe && !this.keyframeSeen) {
         this.keyframeSeen = true;
+        // The WebM writer times every track from its first frame: this one.
+        this.announceLadderStart(videoTime.timestampAt(input.frame.time));
         sink.keyframe();
       }
       webm.inputVideo(input);

@@ -99,9 +99,9 @@ export class Broadcast {
       rungs: 1 + lowerRungs.length,
       audio: media.audio ? describeCodec(media.audio.codec) : undefined,
     };
-    const videoType = media.video.codec.payloadType;
-    for (const [rung, track] of [media.video.track, ...lowerRungs].entries())
-      this.subscribe(track, 'video', rung, videoType);
+    this.subscribe(media.video.track, 'video', 0, media.video.codec.payloadType);
+    // The ladder's rungs carry their own codec's packets only (rtp-source.ts).
+    for (const [below, track] of lowerRungs.entries()) this.subscribe(track, 'video', below + 1, undefined);
     if (media.audio) this.subscribe(media.audio.track, 'audio', 0, media.audio.codec.payloadType);
     processes.broadcasts.set(this.description.id, this);
   }
@@ -110,10 +110,11 @@ export class Broadcast {
     track: MediaStreamTrack,
     kind: 'video' | 'audio',
     rung: number,
+    /** The payload type forwarded (undefined: every packet). */
     payloadType: number | undefined,
   ): void {
     const { unSubscribe } = track.onReceiveRtp.subscribe((packet: RtpPacket) => {
-      if (packet.header.payloadType === payloadType)
+      if (payloadType === undefined || packet.header.payloadType === payloadType)
         this.processes.forward(this.description.id, kind, rung, packet);
     });
     this.subscriptions.push(unSubscribe);

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
+import type { Rendition } from '@ukiyo/contract';
 import type { Logger } from 'pino';
 import { MediaStreamTrack, RTCRtpCodecParameters, RtpPacket } from 'werift';
 import type { Ingest } from '../ingest/ingest.ts';
-import type { PublishedMedia } from '../ingest/webrtc.ts';
-import { RTP_PAYLOAD_TYPES, type LadderInput } from '../hls/ladder.ts';
+import type { PublishedMedia, WebRtcIngest } from '../ingest/webrtc.ts';
+import { profileLevelId, RTP_PAYLOAD_TYPES, type LadderInput } from '../hls/ladder.ts';
 
 /** An RTP datagram of `payloadType`: version 2, more than the fixed header. */
 function isRtp(datagram: Buffer, payloadType: number): boolean {
@@ -33,99 +34,140 @@ async function bound(log: Logger): Promise<{ socket: Socket; port: number }> {
 }
 
 /**
- * The ladder's RTP for WebRTC viewers of a publisher that sends none (RTMP, SRT): loopback UDP
- * sockets, bound to ports the kernel chose (so no two sessions collide), which the ladder's
- * ffmpeg sends each WebRTC rung's H.264 and the first rung's Opus audio to (ladder.ts `rtp`).
- * Their packets are written to local werift tracks, so a `Broadcast` forwards them to viewers as
- * it forwards a WebRTC publisher's. ffmpeg cannot be asked for a keyframe: a viewer starts at
- * the next one, at most one segment (the ladder's GOP) later.
+ * The ladder's RTP for WebRTC viewers: loopback UDP sockets, bound to ports the kernel chose (so
+ * no two sessions collide), which the ladder's ffmpeg sends each WebRTC rung's H.264 to (ladder.ts
+ * `rtp`), and for a publisher that sends no RTP (RTMP, SRT) the first rung's audio as Opus. Their
+ * packets are written to local werift tracks, so a `Broadcast` forwards them to viewers as it
+ * forwards a WebRTC publisher's. ffmpeg cannot be asked for a keyframe: a viewer starts on a
+ * rung at its next one, at most one segment (the ladder's GOP) later.
  */
 export class LadderRtp {
-  /** Settles with the first rung's first video packet, as a WebRTC publisher's media does. */
-  readonly media: Promise<PublishedMedia>;
+  /** Each rung's video, largest first, on one timeline once `alignTo` placed it. */
+  private readonly rungs: MediaStreamTrack[];
   /**
-   * ffmpeg's RTP muxers start each stream's timestamps at a random value; every rung's are moved
-   * onto this one, from its first packet, so that a viewer moving between rungs keeps its clock.
-   * The rungs' first frames are one picture (one filter graph feeds them), so one start is right.
+   * Where each rung's first packet goes on the rungs' common timeline. ffmpeg's RTP muxers start
+   * each stream's timestamps at a random value; the rungs' first frames are one picture (one
+   * filter graph feeds them, from the ladder's time 0), so each rung is moved from its first
+   * packet onto this, and a viewer moving between rungs keeps its clock.
    */
-  private readonly timelineStart = randomBytes(4).readUInt32BE(0);
+  private timelineStart: number | undefined;
+  private readonly codec: RTCRtpCodecParameters;
+  private readonly audioTrack: MediaStreamTrack | undefined;
 
   private constructor(
-    private readonly rungs: { rendition: number; socket: Socket; port: number }[],
-    private readonly audio: { socket: Socket; port: number },
-    /** The rungs' `profile-level-id` (ladder.ts profileLevelId): one profile, the first's level. */
-    profileLevelId: string,
-    ingest: Pick<Ingest, 'withAudio'>,
+    private readonly sockets: { rendition: number; socket: Socket; port: number }[],
+    private readonly audio: { socket: Socket; port: number } | undefined,
+    /** The rungs' `profile-level-id`: the SDP of the viewers of an RTMP or SRT publisher names it. */
+    profile: string,
   ) {
-    const h264 = new RTCRtpCodecParameters({
+    this.codec = new RTCRtpCodecParameters({
       mimeType: 'video/H264',
       clockRate: 90_000,
       payloadType: RTP_PAYLOAD_TYPES.video,
-      parameters: `level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=${profileLevelId}`,
+      parameters: `level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=${profile}`,
     });
-    const [video, ...lowerRungs] = rungs.map(({ socket }) => this.track(socket, 'video', h264));
-    const audioTrack = this.track(
-      audio.socket,
-      'audio',
-      new RTCRtpCodecParameters({
-        mimeType: 'audio/opus',
-        clockRate: 48_000,
-        channels: 2,
-        payloadType: RTP_PAYLOAD_TYPES.audio,
-      }),
-    );
-    this.media = new Promise((resolve) => {
-      video!.onReceiveRtp.once(() =>
-        resolve({
-          video: { track: video!, codec: h264 },
-          lowerRungs,
-          // Known by now (ffmpeg runs); undefined (SRT: only ffmpeg knows) offers an audio track,
-          // silent if the publisher sends none.
-          audio: ingest.withAudio === false ? undefined : { track: audioTrack, codec: audioTrack.codec! },
-          requestKeyframe: () => {},
+    this.rungs = sockets.map(({ socket }) => this.track(socket, 'video', this.codec));
+    this.audioTrack =
+      audio &&
+      this.track(
+        audio.socket,
+        'audio',
+        new RTCRtpCodecParameters({
+          mimeType: 'audio/opus',
+          clockRate: 48_000,
+          channels: 2,
+          payloadType: RTP_PAYLOAD_TYPES.audio,
         }),
       );
-    });
   }
 
-  /** `renditions`: the rungs' renditions, largest first (ladder.ts webRtcRenditions). */
+  /**
+   * `rungs`: the indexes of the rungs' renditions, largest first (ladder.ts webRtcRenditions or
+   * baselineRenditions); `audio`: whether ffmpeg sends Opus audio too.
+   */
   static async open(
-    renditions: number[],
-    profileLevelId: string,
-    ingest: Pick<Ingest, 'withAudio'>,
+    renditions: Rendition[],
+    rungs: number[],
+    audio: boolean,
     log: Logger,
   ): Promise<LadderRtp> {
     const sockets: { socket: Socket; port: number }[] = [];
     try {
-      for (let i = 0; i <= renditions.length; i++) sockets.push(await bound(log));
+      for (let i = 0; i < rungs.length + (audio ? 1 : 0); i++) sockets.push(await bound(log));
     } catch (error) {
       for (const { socket } of sockets) socket.close();
       throw error;
     }
-    const audio = sockets.pop()!;
     return new LadderRtp(
-      renditions.map((rendition, i) => ({ rendition, ...sockets[i]! })),
-      audio,
-      profileLevelId,
-      ingest,
+      rungs.map((rendition, i) => ({ rendition, ...sockets[i]! })),
+      audio ? sockets.at(-1) : undefined,
+      // One profile, so the first rung's level.
+      profileLevelId(renditions[rungs[0]!]!),
     );
   }
 
   /** Where ffmpeg sends each rung's video and the audio (the ladder's `rtp`). */
   get outputs(): NonNullable<LadderInput['rtp']> {
     return {
-      rungs: this.rungs.map(({ rendition, port }) => ({ rendition, videoPort: port })),
-      audioPort: this.audio.port,
+      rungs: this.sockets.map(({ rendition, port }) => ({ rendition, videoPort: port })),
+      ...(this.audio ? { audioPort: this.audio.port } : {}),
     };
   }
 
   /**
+   * The rungs' timeline: each rung's first frame at `timestamp`, and its packets taken from
+   * then on. A WebRTC publisher's viewers move between its own stream and the rungs, so theirs
+   * is the publisher's, from the RTP timestamp of the ladder's time 0.
+   */
+  alignTo(timestamp: number): void {
+    this.timelineStart = timestamp;
+  }
+
+  /**
+   * The media viewers of a publisher that sends no RTP get (opened with audio): the rungs and
+   * the audio, on a timeline of their own. Settles with the first rung's first video packet, as
+   * a WebRTC publisher's media does.
+   */
+  media(ingest: Pick<Ingest, 'withAudio'>): Promise<PublishedMedia> {
+    this.alignTo(randomBytes(4).readUInt32BE(0));
+    const [video, ...lowerRungs] = this.rungs;
+    const audio = this.audioTrack;
+    return new Promise((resolve) => {
+      video!.onReceiveRtp.once(() =>
+        resolve({
+          video: { track: video!, codec: this.codec },
+          lowerRungs,
+          // Known by now (ffmpeg runs); undefined (SRT: only ffmpeg knows) offers an audio track,
+          // silent if the publisher sends none.
+          audio: ingest.withAudio === false || !audio ? undefined : { track: audio, codec: audio.codec! },
+          requestKeyframe: () => {},
+        }),
+      );
+    });
+  }
+
+  /**
+   * A WebRTC publisher's media for its viewers, with the rungs below its own stream when they can
+   * take them: H.264 (one m-section sends one codec, so VP8 viewers cannot) in packetization
+   * mode 1 (the rungs' FU-A). The rungs are placed on the publisher's timeline.
+   */
+  beneath(ingest: Pick<WebRtcIngest, 'media' | 'ladderStart'>): Promise<PublishedMedia> {
+    void ingest.ladderStart.then((timestamp) => this.alignTo(timestamp));
+    return ingest.media.then((media) => {
+      const { mimeType, parameters = '' } = media.video.codec;
+      const fits =
+        mimeType.toLowerCase() === 'video/h264' && /(^|;)packetization-mode=1(;|$)/.test(parameters);
+      return fits ? { ...media, lowerRungs: this.rungs } : media;
+    });
+  }
+
+  /**
    * A local track fed with the socket's RTP of the codec's payload type (nothing else); video's
-   * timestamps moved onto the rungs' common timeline.
+   * timestamps moved onto the rungs' common timeline (none taken before it is set).
    */
   private track(socket: Socket, kind: 'video' | 'audio', codec: RTCRtpCodecParameters): MediaStreamTrack {
     const track = new MediaStreamTrack({ kind, codec });
-    let timestampShift: number | undefined;
+    let firstTimestamp: number | undefined;
     socket.on('message', (datagram) => {
       if (!isRtp(datagram, codec.payloadType!)) return;
       let packet: RtpPacket;
@@ -136,8 +178,9 @@ export class LadderRtp {
         return;
       }
       if (kind === 'video') {
-        timestampShift ??= this.timelineStart - packet.header.timestamp;
-        packet.header.timestamp = (packet.header.timestamp + timestampShift) >>> 0;
+        firstTimestamp ??= packet.header.timestamp;
+        if (this.timelineStart === undefined) return;
+        packet.header.timestamp = (packet.header.timestamp - firstTimestamp + this.timelineStart) >>> 0;
       }
       track.writeRtp(packet);
     });
@@ -145,6 +188,6 @@ export class LadderRtp {
   }
 
   close(): void {
-    for (const { socket } of [...this.rungs, this.audio]) socket.close();
+    for (const { socket } of [...this.sockets, ...(this.audio ? [this.audio] : [])]) socket.close();
   }
 }
