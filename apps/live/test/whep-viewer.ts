@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { RTCPeerConnection, useH264, useNACK, useOPUS, usePLI, type RtpPacket } from 'werift';
+import { RTCPeerConnection, uint16Gt, useH264, useNACK, useOPUS, usePLI, type RtpPacket } from 'werift';
 import { DepacketizeCallback, JitterBufferCallback, RtpSourceCallback } from 'werift/nonstandard';
 
 export interface WhepViewer {
@@ -14,7 +14,7 @@ export interface WhepViewer {
   audioPackets(): number;
   /**
    * Each video frame's RTP timestamp and the wall clock of its first packet to arrive, in order
-   * of arrival (a frame that arrives with a later one's timestamp between is listed again).
+   * of arrival; retransmitted packets (numbered behind one that came) are left out.
    */
   videoArrivals(): { timestamp: number; at: number }[];
   /** Settles when the server ends the connection: an RTCP BYE for every stream it sent. */
@@ -65,6 +65,7 @@ export async function view(
     out.write(input.frame.data);
   });
   const videoArrivals: { timestamp: number; at: number }[] = [];
+  let latestSequence: number | undefined;
   /** The SSRCs media came in on. */
   const received = new Set<number>();
   pc.onTrack.subscribe((track) => {
@@ -74,8 +75,11 @@ export async function view(
         audioPackets++;
         return;
       }
-      const { timestamp } = packet.header;
-      if (videoArrivals.at(-1)?.timestamp !== timestamp) videoArrivals.push({ timestamp, at: Date.now() });
+      const { timestamp, sequenceNumber } = packet.header;
+      if (latestSequence === undefined || uint16Gt(sequenceNumber, latestSequence)) {
+        latestSequence = sequenceNumber;
+        if (videoArrivals.at(-1)?.timestamp !== timestamp) videoArrivals.push({ timestamp, at: Date.now() });
+      }
       source.input(packet.clone());
     });
   });

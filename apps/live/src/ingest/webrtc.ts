@@ -82,8 +82,9 @@ export type VideoCodec = 'h264' | 'vp8';
 export interface PublishedMedia {
   video: { track: MediaStreamTrack; codec: RTCRtpCodecParameters };
   /**
-   * The ladder's lower WebRTC rungs (an RTMP or SRT publisher's), largest first: the video's
-   * codec and profile, fewer bits. A viewer whose link loses packets moves down them.
+   * The ladder's WebRTC rungs below `video`, largest first, on its RTP clock: an RTMP or SRT
+   * publisher's lower ones, or the baseline renditions of a WebRTC publisher's H.264. A viewer
+   * whose link loses packets moves down them.
    */
   lowerRungs?: MediaStreamTrack[];
   audio: { track: MediaStreamTrack; codec: RTCRtpCodecParameters } | undefined;

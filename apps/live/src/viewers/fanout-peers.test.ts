@@ -64,7 +64,7 @@ async function connectedPair() {
   server.setRemoteDescription(offer, 'offer');
   await viewer.setRemoteDescription({ type: 'answer', sdp: await answered });
   await open;
-  return { out: new OutgoingTrack(track, stream, rtx), receiver: receiving.receiver, received };
+  return { out: new OutgoingTrack(track, stream, rtx, 'viewer'), receiver: receiving.receiver, received };
 }
 
 const packet = (sequenceNumber: number, timestamp: number, first: number) =>
@@ -81,7 +81,7 @@ describe('TrackFanout to a werift viewer', () => {
   it('starts a viewer at a keyframe, renumbers for it, and answers its NACK over RTX', async () => {
     const { out, receiver, received } = await connectedPair();
     let keyframeRequests = 0;
-    const fanout = new TrackFanout(h264KeyframeStart, () => void keyframeRequests++);
+    const fanout = new TrackFanout(90_000, h264KeyframeStart, () => void keyframeRequests++);
     sendTo(out, [fanout]);
     // A P slice first (skipped: the viewer waits for a keyframe), then an SPS and two slices.
     fanout.forward(packet(1000, 1, 0x41));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RtpHeader, RtpPacket } from 'werift';
 import { h264KeyframeStart, sendTo, TrackFanout, vp8KeyframeStart } from './fanout.ts';
-import type { OutgoingTrack, StreamFeedback } from './rtp-out.ts';
+import type { OutgoingTrack, SenderReport, StreamFeedback } from './rtp-out.ts';
 
 describe('keyframe starts', () => {
   it('starts H.264 at the SPS, alone or first in a STAP-A, not at a slice', () => {
@@ -28,6 +28,7 @@ describe('keyframe starts', () => {
 /** A viewer's track that records what it is sent: [payload's first byte, payload's second, sequence]. */
 function recordingTrack() {
   const sent: [number, number, number][] = [];
+  const reports: SenderReport[] = [];
   const track = {
     open: true,
     stream: { ssrc: 7, payloadType: 102 },
@@ -35,8 +36,9 @@ function recordingTrack() {
     feedback: undefined as StreamFeedback | undefined,
     nextRtxSequence: () => 0,
     send: (bytes: Buffer) => void sent.push([bytes[12]!, bytes[13]!, bytes.readUInt16BE(2)]),
+    report: (report: SenderReport) => void reports.push(report),
   };
-  return { track, out: track as unknown as OutgoingTrack, sent };
+  return { track, out: track as unknown as OutgoingTrack, sent, reports };
 }
 
 /** One H.264 packet of a rung: `tag` in its second byte tells the rung's packets apart. */
@@ -52,6 +54,7 @@ function ladder() {
   const rungs = [0, 1].map(
     (rung) =>
       new TrackFanout(
+        90_000,
         h264KeyframeStart,
         () => {},
         (now) => watched[rung]!.push(now),
@@ -76,9 +79,9 @@ describe('a viewer on the rungs of a ladder', () => {
   const viewerOnLadder = () => {
     at(0);
     const { frame, rungs, watched } = ladder();
-    const { track, out, sent } = recordingTrack();
+    const { track, out, sent, reports } = recordingTrack();
     sendTo(out, rungs);
-    return { frame, watched, track, sent };
+    return { frame, watched, track, sent, reports };
   };
 
   it("starts on the first rung at a keyframe, and moves down at the lower one's keyframe when losing packets", () => {
@@ -176,9 +179,31 @@ describe('a viewer on the rungs of a ladder', () => {
     expect(sent.at(-1)![1]).toBe(0xa1);
   });
 
+  it("reports the stream's RTP time by the first rung's clock, on a lower rung too", () => {
+    const { frame, track, sent, reports } = viewerOnLadder();
+    const wall = (ms: number) => vi.spyOn(Date, 'now').mockReturnValue(ms);
+    // The first rung's frames arrive as they are made (at 90 ticks a millisecond), the lower
+    // rung's of the same instants 400 ms later: its encode's delay.
+    wall(10_000);
+    frame(0, 900_000, true);
+    track.feedback!.fractionLost(0.15);
+    wall(10_400);
+    frame(1, 900_000, true);
+    for (let ms = 10_040; sent.length < 16; ms += 40) {
+      wall(ms);
+      frame(0, ms * 90, false);
+      wall(ms + 400);
+      frame(1, ms * 90, false);
+    }
+    expect(sent.at(-1)![1]).toBe(0xa1);
+    // The 16th packet, sent on the lower rung at 10,880: the RTP time of that instant, not that
+    // of the rung's picture sent then (made at 10,480).
+    expect(reports).toEqual([{ at: 10_880, rtpTimestamp: 10_880 * 90, packets: 16, octets: 32 }]);
+  });
+
   it('stays on a single rung when losing packets, stopping only past a quarter', () => {
     at(0);
-    const fanout = new TrackFanout(h264KeyframeStart, () => {});
+    const fanout = new TrackFanout(90_000, h264KeyframeStart, () => {});
     const { track, out, sent } = recordingTrack();
     const end = sendTo(out, [fanout]);
     fanout.forward(h264(1, 0, 0x67, 0));

@@ -1,4 +1,5 @@
 import { uint16Add, Vp8RtpPayload, type RtpPacket } from 'werift';
+import { CaptureClock } from './capture-clock.ts';
 import { ForwardedPacket, rtxPacket, viewerPacket, type OutgoingTrack } from './rtp-out.ts';
 
 /**
@@ -18,6 +19,10 @@ const CLEAN_FRACTION_LOST = 0.02;
 const UP_AFTER_MS = 10_000;
 const MAX_UP_AFTER_MS = 160_000;
 const UP_TRIAL_MS = 10_000;
+/** A viewer's stream has a sender report about this often (RFC 3550's least interval: 5 s). */
+const REPORT_INTERVAL_MS = 1_000;
+/** Whether the report is due is looked at every this many packets sent. */
+const REPORT_CHECK_PACKETS = 16;
 /** An access unit longer than this (packets) is not held for late joiners. */
 const MAX_UNIT_PACKETS = 1024;
 
@@ -78,6 +83,10 @@ class ViewerSender {
   private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
   /** Whether the packet kept in a slot was NACKed already. */
   private readonly nacked = new Uint8Array(HISTORY_SIZE);
+  /** What its sender reports count: packets and payload octets sent (retransmissions aside). */
+  private packetsSent = 0;
+  private octetsSent = 0;
+  private nextReportAt = 0;
 
   /**
    * `rungs`: the track's fanouts, largest first (one for audio, and for a publisher's own video).
@@ -184,6 +193,23 @@ class ViewerSender {
     this.nacked[slot] = 0;
     this.sentSinceReport++;
     this.out.send(viewerPacket(packet, this.out.stream, sequence));
+    this.packetsSent++;
+    this.octetsSent += packet.payloadEnd - packet.headerSize;
+    if (this.packetsSent % REPORT_CHECK_PACKETS === 0) this.report();
+  }
+
+  /**
+   * A sender report when one is due: the stream's RTP time now by the first rung's capture clock.
+   * Every rung is on the first's timeline, so a lower rung's pictures, later from the ladder's
+   * encode, are placed when they were captured, and the receiver delays the audio to match them.
+   */
+  private report(): void {
+    const now = Date.now();
+    if (now < this.nextReportAt) return;
+    const rtpTimestamp = this.rungs[0]!.clock.timestampAt(now);
+    if (rtpTimestamp === undefined) return;
+    this.nextReportAt = now + REPORT_INTERVAL_MS;
+    this.out.report({ at: now, rtpTimestamp, packets: this.packetsSent, octets: this.octetsSent });
   }
 
   /** The viewer's NACK: the lost packets still kept, again (in the RTX stream when negotiated). */
@@ -231,6 +257,8 @@ export function sendTo(out: OutgoingTrack, rungs: TrackFanout[]): () => void {
  * its first packet.
  */
 export class TrackFanout {
+  /** When the track's timestamps were captured, as its packets' arrivals place them. */
+  readonly clock: CaptureClock;
   /** The viewers sent this fanout's packets, or waiting for its keyframe. */
   private readonly viewers = new Set<ViewerSender>();
   private unit: ForwardedPacket[] = [];
@@ -238,15 +266,18 @@ export class TrackFanout {
   private unitIsKeyframe = false;
 
   /**
-   * `keyframeStart` tells a video packet that begins a keyframe (undefined: audio);
-   * `requestKeyframe` asks the publisher for one (rate-limited by the caller);
-   * `onWatched` is told when the fanout gets its first viewer or loses its last.
+   * `clockRate`: the track's RTP clock; `keyframeStart` tells a video packet that begins a
+   * keyframe (undefined: audio); `requestKeyframe` asks the publisher for one (rate-limited by the
+   * caller); `onWatched` is told when the fanout gets its first viewer or loses its last.
    */
   constructor(
+    clockRate: number,
     private readonly keyframeStart: ((payload: Buffer) => boolean) | undefined,
     readonly requestKeyframe: () => void,
     private readonly onWatched: (watched: boolean) => void = () => {},
-  ) {}
+  ) {
+    this.clock = new CaptureClock(clockRate);
+  }
 
   get video(): boolean {
     return this.keyframeStart !== undefined;
@@ -272,6 +303,7 @@ export class TrackFanout {
 
   /** One packet of the publisher's (`bytes`: as it was serialised, when known), to every viewer. */
   forward(packet: RtpPacket, bytes?: Buffer): void {
+    this.clock.observe(packet.header.timestamp, Date.now());
     if (!this.keyframeStart && this.viewers.size === 0) return;
     const forwarded = new ForwardedPacket(packet, bytes);
     if (this.keyframeStart) this.track(forwarded, packet.payload);

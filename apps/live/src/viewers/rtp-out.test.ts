@@ -1,16 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import type { RtcpSourceDescriptionPacket } from 'werift';
 import {
   GenericNack,
   PictureLossIndication,
   RtcpPayloadSpecificFeedback,
   RtcpReceiverInfo,
+  RtcpPacketConverter,
   RtcpRrPacket,
+  RtcpSrPacket,
   RtcpTransportLayerFeedback,
   RtpHeader,
   RtpPacket,
 } from 'werift';
 import { describe, expect, it, vi } from 'vitest';
-import { ForwardedPacket, readFeedback, rtcpBye, rtxPacket, viewerPacket } from './rtp-out.ts';
+import { ForwardedPacket, readFeedback, rtcpBye, rtxPacket, senderReport, viewerPacket } from './rtp-out.ts';
 
 /** A publisher's packet as werift hands it over: marker set, a CSRC, an extension, padding. */
 function publisherPacket(payload = randomBytes(1100)): RtpPacket {
@@ -134,5 +137,30 @@ describe('feedback from viewers', () => {
     expect(bye.readUInt16BE(2)).toBe(2);
     expect([bye[0]! >> 6, bye[0]! & 0x1f, bye[1]]).toEqual([2, 2, 203]);
     expect([bye.readUInt32BE(4), bye.readUInt32BE(8)]).toEqual([ours, theirs]);
+  });
+
+  it('reports a stream as a sender report with its CNAME, in NTP time', () => {
+    const [sr, sdes] = RtcpPacketConverter.deSerialize(
+      senderReport(7, 'stream', {
+        at: Date.UTC(2026, 10, 29, 12, 0, 0, 250),
+        rtpTimestamp: 90,
+        packets: 3,
+        octets: 300,
+      }),
+    );
+    expect(sr).toBeInstanceOf(RtcpSrPacket);
+    const { ssrc, senderInfo } = sr as RtcpSrPacket;
+    expect({ ssrc, rtpTimestamp: senderInfo.rtpTimestamp, packets: senderInfo.packetCount }).toEqual({
+      ssrc: 7,
+      rtpTimestamp: 90,
+      packets: 3,
+    });
+    // Seconds since 1900, and a quarter of a second as a 32-bit fraction.
+    expect(senderInfo.ntpTimestamp >> 32n).toBe(BigInt(Date.UTC(2026, 10, 29, 12) / 1000 + 2_208_988_800));
+    expect(senderInfo.ntpTimestamp & 0xffff_ffffn).toBe(0x4000_0000n);
+    expect((sdes as RtcpSourceDescriptionPacket).chunks[0]).toMatchObject({
+      source: 7,
+      items: [{ type: 1, text: 'stream' }],
+    });
   });
 });

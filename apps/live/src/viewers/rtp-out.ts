@@ -5,7 +5,12 @@ import {
   RtcpPacketConverter,
   RtcpPayloadSpecificFeedback,
   RtcpRrPacket,
+  RtcpSenderInfo,
+  RtcpSourceDescriptionPacket,
+  RtcpSrPacket,
   RtcpTransportLayerFeedback,
+  SourceDescriptionChunk,
+  SourceDescriptionItem,
   type RtpPacket,
 } from 'werift';
 
@@ -78,6 +83,48 @@ export function rtcpBye(ssrcs: number[]): Buffer {
   return packet;
 }
 
+/** Seconds from the NTP epoch (1900) to the Unix one. */
+const NTP_UNIX_OFFSET = 2_208_988_800n;
+/** The SDES item type of a CNAME (RFC 3550 6.5.1). */
+const SDES_CNAME = 1;
+
+/** A stream's sending figures, as a sender report gives them. */
+export interface SenderReport {
+  /** Wall clock (ms) of the report, and the stream's RTP timestamp then. */
+  at: number;
+  rtpTimestamp: number;
+  packets: number;
+  /** Payload octets sent. */
+  octets: number;
+}
+
+/**
+ * An RTCP sender report (RFC 3550 6.4.1) of the stream `ssrc`, with its CNAME (an SDES packet: a
+ * compound packet carries one).
+ */
+export function senderReport(ssrc: number, cname: string, report: SenderReport): Buffer {
+  const ms = BigInt(Math.round(report.at));
+  const ntpTimestamp = ((ms / 1000n + NTP_UNIX_OFFSET) << 32n) | (((ms % 1000n) << 32n) / 1000n);
+  const sr = new RtcpSrPacket({
+    ssrc,
+    senderInfo: new RtcpSenderInfo({
+      ntpTimestamp,
+      rtpTimestamp: report.rtpTimestamp,
+      packetCount: report.packets >>> 0,
+      octetCount: report.octets >>> 0,
+    }),
+  });
+  const sdes = new RtcpSourceDescriptionPacket({
+    chunks: [
+      new SourceDescriptionChunk({
+        source: ssrc,
+        items: [new SourceDescriptionItem({ type: SDES_CNAME, text: cname })],
+      }),
+    ],
+  });
+  return Buffer.concat([sr.serialize(), sdes.serialize()]);
+}
+
 /** What a viewer's receiver reports of one of our streams (its RTCP). */
 export interface StreamFeedback {
   /** Its decoder lost pictures and needs a keyframe (PLI, FIR). */
@@ -122,8 +169,9 @@ export function readFeedback(rtcp: Buffer, ssrc: number, feedback: StreamFeedbac
 /**
  * One track of a viewer's peer connection that we send on (node-datachannel: libdatachannel
  * protects each packet with libsrtp and sends it to the ICE pair's socket, all within `send`),
- * with the viewer's feedback on it read as it comes. Sender reports go out from libdatachannel's
- * own reporter on the track.
+ * with the viewer's feedback on it read as it comes. Its sender reports are ours (report()):
+ * libdatachannel's reporter pairs the last timestamp sent with the time it was sent, which places
+ * a lower rung's pictures, late from the ladder's encode, as if they were on time.
  */
 export class OutgoingTrack {
   private rtxSequence = Math.floor(Math.random() * 0x10000);
@@ -134,6 +182,7 @@ export class OutgoingTrack {
     private readonly track: Track,
     readonly stream: StreamIds,
     readonly rtx: StreamIds | undefined,
+    private readonly cname: string,
   ) {
     track.onMessage((message) => {
       if (this.feedback) readFeedback(message, stream.ssrc, this.feedback);
@@ -159,6 +208,11 @@ export class OutgoingTrack {
    */
   bye(): void {
     if (this.open) this.send(rtcpBye([this.stream.ssrc, ...(this.rtx ? [this.rtx.ssrc] : [])]));
+  }
+
+  /** A sender report of the track's stream. */
+  report(report: SenderReport): void {
+    this.send(senderReport(this.stream.ssrc, this.cname, report));
   }
 
   /**

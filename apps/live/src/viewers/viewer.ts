@@ -21,7 +21,7 @@ export interface BroadcastDescription {
   /** The publisher's connection id, the viewers' stream (Sora's SDK files tracks by it). */
   streamId: string;
   video: CodecDescription;
-  /** How many video streams: the ladder's WebRTC rungs (RTMP, SRT), or 1 (the publisher's own). */
+  /** How many video streams: the ladder's WebRTC rungs, or a WebRTC publisher's own and those below it. */
   rungs: number;
   audio: CodecDescription | undefined;
 }
@@ -58,9 +58,10 @@ export class ForwardedMedia {
     const watchedRungs = () => onRungs(this.video.flatMap((fanout, rung) => (fanout.watched ? [rung] : [])));
     this.video = Array.from(
       { length: description.rungs },
-      () => new TrackFanout(keyframeStart, requestKeyframe, watchedRungs),
+      () => new TrackFanout(description.video.clockRate, keyframeStart, requestKeyframe, watchedRungs),
     );
-    if (description.audio) this.audio = new TrackFanout(undefined, requestKeyframe);
+    if (description.audio)
+      this.audio = new TrackFanout(description.audio.clockRate, undefined, requestKeyframe);
   }
 
   /** One RTP packet of the publisher's `kind` track (video: of rung `rung`), as serialised. */
@@ -244,17 +245,7 @@ export class WebRtcViewer {
       media.parseSdpLine(`a=ssrc-group:FID ${stream.ssrc} ${rtx.ssrc}`);
     }
     const track = pc.addTrack(media);
-    track.setMediaHandler(
-      new nodeDataChannel.RtcpSrReporter(
-        new nodeDataChannel.RtpPacketizationConfig(
-          stream.ssrc,
-          cname,
-          stream.payloadType,
-          forwarded.clockRate,
-        ),
-      ),
-    );
-    const out = new OutgoingTrack(track, stream, rtx);
+    const out = new OutgoingTrack(track, stream, rtx, cname);
     this.tracks.push(out);
     const rungs = kind === 'video' ? this.media.video : [this.media.audio!];
     // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to a
