@@ -56,7 +56,17 @@ interface PagePeer {
   setRemoteDescription(description: { type: 'answer'; sdp: string }): Promise<void>;
   getReceivers(): { track: unknown }[];
   getStats(): Promise<
-    Map<string, { type: string; kind?: string; frameWidth?: number; estimatedPlayoutTimestamp?: number }>
+    Map<
+      string,
+      {
+        type: string;
+        kind?: string;
+        frameWidth?: number;
+        estimatedPlayoutTimestamp?: number;
+        codecId?: string;
+        mimeType?: string;
+      }
+    >
   >;
 }
 
@@ -260,7 +270,8 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
 
   /**
    * Chromium's own WebRTC viewer of the channel through a lossy link, taken down a rung and back
-   * up: the widths it saw. `synced`: the kinds it plays in sync (both or none), sorted.
+   * up: the widths it saw, and the video codecs it decoded. `synced`: the kinds it plays in sync
+   * (both or none), sorted.
    */
   const chromiumThroughLoss = async (channelId: string, rungs: [number, number], synced: string[]) => {
     await waitFor(
@@ -304,27 +315,49 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
       const inbound = () =>
         page.evaluate(async () => {
           const stats = await (globalThis as unknown as PageGlobals).pc.getStats();
-          const found: Record<string, { frameWidth?: number; estimatedPlayoutTimestamp?: number }> = {};
-          for (const report of stats.values())
-            if (report.type === 'inbound-rtp') found[report.kind!] = report;
+          const found: Record<
+            string,
+            { frameWidth?: number; estimatedPlayoutTimestamp?: number; codec?: string }
+          > = {};
+          for (const report of stats.values()) {
+            if (report.type !== 'inbound-rtp') continue;
+            found[report.kind!] = { ...report, codec: stats.get(report.codecId!)?.mimeType };
+          }
           return found;
         });
-      const { seen, upMs } = await throughLoss(link, async () => (await inbound()).video?.frameWidth, rungs);
+      /** The video codecs Chromium decoded, in turn. */
+      const codecs: string[] = [];
+      const width = async () => {
+        const { video } = await inbound();
+        if (video?.codec && video.codec !== codecs.at(-1)) codecs.push(video.codec);
+        return video?.frameWidth;
+      };
+      const { seen, upMs } = await throughLoss(link, width, rungs);
       console.log(`rungs: Chromium back on the top rung ${upMs} ms after the loss ended`);
       expect(upMs).toBeGreaterThanOrEqual(9_000);
       // Our sender reports place each stream's RTP time on the wall clock (NTP): Chromium's
       // estimate of when what it plays now was captured is a moment ago. It estimates it for
-      // audio and video played together only (its lip sync).
-      const now = Date.now() + NTP_UNIX_OFFSET_MS;
-      const played = Object.entries(await inbound()).flatMap(([kind, { estimatedPlayoutTimestamp }]) =>
-        estimatedPlayoutTimestamp === undefined ? [] : [[kind, now - estimatedPlayoutTimestamp] as const],
+      // audio and video played together only (its lip sync), and just after a move between
+      // codecs may place a picture ahead for a moment.
+      const playedAgo = async () => {
+        const now = Date.now() + NTP_UNIX_OFFSET_MS;
+        return Object.entries(await inbound()).flatMap(([kind, { estimatedPlayoutTimestamp }]) =>
+          estimatedPlayoutTimestamp === undefined ? [] : [[kind, now - estimatedPlayoutTimestamp] as const],
+        );
+      };
+      const played = await waitFor(
+        async () => {
+          const ago = await playedAgo();
+          return ago.every(([, ms]) => ms > 0 && ms < 1_500) ? ago : undefined;
+        },
+        5_000,
+        'playout estimates a moment ago',
       );
       console.log(
         `rungs: Chromium plays what was captured ${JSON.stringify(Object.fromEntries(played))} ms ago`,
       );
       expect(played.map(([kind]) => kind).sort()).toEqual(synced);
-      for (const [, ago] of played) expect(ago).toSatisfy((ms: number) => ms > 0 && ms < 1_500);
-      return seen;
+      return { seen, codecs };
     } finally {
       await browser.close();
       link.close();
@@ -337,19 +370,20 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
   });
 
   it("moves Chromium's own WebRTC viewer down the rungs and back the same way", async () => {
-    expect(await chromiumThroughLoss(await publishedRungs(), [480, 320], [])).toEqual([480, 320, 480]);
+    const { seen } = await chromiumThroughLoss(await publishedRungs(), [480, 320], []);
+    expect(seen).toEqual([480, 320, 480]);
   });
 
   /**
-   * A WHIP publisher (werift sending ffmpeg's 640x360 H.264, a keyframe a second) on a channel of
-   * the two-rendition LADDER, whose baseline one (320 wide) is its viewers' lower rung: its id.
+   * A WHIP publisher (werift sending ffmpeg's 640x360 `codec`, a keyframe a second) on a channel
+   * of the two-rendition LADDER, whose baseline one (320 wide) is its viewers' lower rung: its id.
    */
-  const publishedOverWhip = async () => {
+  const publishedOverWhip = async (codec: 'h264' | 'vp8' = 'h264') => {
     const channel = await createChannel();
     const publisher = await publish({
       whipUrl: `${live.baseUrl}/whip/${channel.channel_id}`,
       token,
-      codec: 'h264',
+      codec,
       width: 640,
       height: 360,
       fps: 30,
@@ -385,8 +419,22 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
   });
 
   it("moves Chromium's own viewer of a WHIP publisher down to the baseline rung and back", async () => {
-    expect(await chromiumThroughLoss(await publishedOverWhip(), [640, 320], ['audio', 'video'])).toEqual([
-      640, 320, 640,
-    ]);
+    const { seen, codecs } = await chromiumThroughLoss(
+      await publishedOverWhip(),
+      [640, 320],
+      ['audio', 'video'],
+    );
+    expect(seen).toEqual([640, 320, 640]);
+    expect(codecs).toEqual(['video/H264']);
+  });
+
+  it("switches Chromium's viewer of a VP8 publisher to the H.264 rung and back, in one m-section", async () => {
+    const { seen, codecs } = await chromiumThroughLoss(
+      await publishedOverWhip('vp8'),
+      [640, 320],
+      ['audio', 'video'],
+    );
+    expect(seen).toEqual([640, 320, 640]);
+    expect(codecs).toEqual(['video/VP8', 'video/H264', 'video/VP8']);
   });
 });

@@ -82,11 +82,11 @@ export type VideoCodec = 'h264' | 'vp8';
 export interface PublishedMedia {
   video: { track: MediaStreamTrack; codec: RTCRtpCodecParameters };
   /**
-   * The ladder's WebRTC rungs below `video`, largest first, on its RTP clock: an RTMP or SRT
-   * publisher's lower ones, or the baseline renditions of a WebRTC publisher's H.264. A viewer
-   * whose link loses packets moves down them.
+   * The ladder's WebRTC rungs below `video`, largest first, on its RTP clock, and their codec:
+   * an RTMP or SRT publisher's lower ones, or the baseline renditions below a WebRTC publisher's
+   * own stream (H.264 below its VP8 too). A viewer whose link loses packets moves down them.
    */
-  lowerRungs?: MediaStreamTrack[];
+  lowerRungs?: { codec: RTCRtpCodecParameters; tracks: MediaStreamTrack[] };
   audio: { track: MediaStreamTrack; codec: RTCRtpCodecParameters } | undefined;
   requestKeyframe(): void;
 }

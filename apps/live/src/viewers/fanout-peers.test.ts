@@ -64,7 +64,11 @@ async function connectedPair() {
   server.setRemoteDescription(offer, 'offer');
   await viewer.setRemoteDescription({ type: 'answer', sdp: await answered });
   await open;
-  return { out: new OutgoingTrack(track, stream, rtx, 'viewer'), receiver: receiving.receiver, received };
+  return {
+    out: new OutgoingTrack(track, 'viewer', [{ stream, rtx }]),
+    receiver: receiving.receiver,
+    received,
+  };
 }
 
 const packet = (sequenceNumber: number, timestamp: number, first: number) =>

@@ -26,19 +26,24 @@ describe('keyframe starts', () => {
 });
 
 /** A viewer's track that records what it is sent: [payload's first byte, payload's second, sequence]. */
-function recordingTrack() {
+function recordingTrack(lower?: OutgoingTrack['lower']) {
   const sent: [number, number, number][] = [];
+  const payloadTypes: number[] = [];
   const reports: SenderReport[] = [];
   const track = {
     open: true,
     stream: { ssrc: 7, payloadType: 102 },
     rtx: undefined,
+    lower,
     feedback: undefined as StreamFeedback | undefined,
     nextRtxSequence: () => 0,
-    send: (bytes: Buffer) => void sent.push([bytes[12]!, bytes[13]!, bytes.readUInt16BE(2)]),
+    send: (bytes: Buffer) => {
+      sent.push([bytes[12]!, bytes[13]!, bytes.readUInt16BE(2)]);
+      payloadTypes.push(bytes[1]! & 0x7f);
+    },
     report: (report: SenderReport) => void reports.push(report),
   };
-  return { track, out: track as unknown as OutgoingTrack, sent, reports };
+  return { track, out: track as unknown as OutgoingTrack, sent, payloadTypes, reports };
 }
 
 /** One H.264 packet of a rung: `tag` in its second byte tells the rung's packets apart. */
@@ -199,6 +204,23 @@ describe('a viewer on the rungs of a ladder', () => {
     // The 16th packet, sent on the lower rung at 10,880: the RTP time of that instant, not that
     // of the rung's picture sent then (made at 10,480).
     expect(reports).toEqual([{ at: 10_880, rtpTimestamp: 10_880 * 90, packets: 16, octets: 32 }]);
+  });
+
+  it("sends the rungs below in their own codec's payload type, and resends each packet as it went", () => {
+    at(0);
+    const { frame, rungs } = ladder();
+    const lower = { stream: { ssrc: 7, payloadType: 106 }, rtx: { ssrc: 8, payloadType: 107 } };
+    const { track, out, sent, payloadTypes } = recordingTrack(lower);
+    sendTo(out, rungs);
+    frame(0, 0, true);
+    track.feedback!.fractionLost(0.15);
+    frame(1, 3000, true);
+    frame(1, 6000, false);
+    expect(payloadTypes).toEqual([102, 102, 106, 106, 106]);
+    // A packet of each rung asked for again: the first rung's as sent (no RTX negotiated for its
+    // codec), the lower one's over its codec's RTX.
+    track.feedback!.nack([sent[0]![2], sent[4]![2]]);
+    expect(payloadTypes.slice(5)).toEqual([102, 107]);
   });
 
   it('stays on a single rung when losing packets, stopping only past a quarter', () => {

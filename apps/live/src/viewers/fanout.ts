@@ -81,8 +81,9 @@ class ViewerSender {
   /** The packets sent lately, by the viewer's sequence number modulo HISTORY_SIZE. */
   private readonly sentPackets: (ForwardedPacket | undefined)[] = new Array(HISTORY_SIZE);
   private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
-  /** Whether the packet kept in a slot was NACKed already. */
+  /** Whether the packet kept in a slot was NACKed already, and whether it went in the lower rungs' codec. */
   private readonly nacked = new Uint8Array(HISTORY_SIZE);
+  private readonly sentLower = new Uint8Array(HISTORY_SIZE);
   /** What its sender reports count: packets and payload octets sent (retransmissions aside). */
   private packetsSent = 0;
   private octetsSent = 0;
@@ -191,8 +192,10 @@ class ViewerSender {
     this.sentPackets[slot] = packet;
     this.sentSequences[slot] = sequence;
     this.nacked[slot] = 0;
+    const lower = this.rung! > 0 && this.out.lower !== undefined;
+    this.sentLower[slot] = lower ? 1 : 0;
     this.sentSinceReport++;
-    this.out.send(viewerPacket(packet, this.out.stream, sequence));
+    this.out.send(viewerPacket(packet, (lower ? this.out.lower! : this.out).stream, sequence));
     this.packetsSent++;
     this.octetsSent += packet.payloadEnd - packet.headerSize;
     if (this.packetsSent % REPORT_CHECK_PACKETS === 0) this.report();
@@ -214,11 +217,11 @@ class ViewerSender {
 
   /** The viewer's NACK: the lost packets still kept, again (in the RTX stream when negotiated). */
   private resend(lost: number[]): void {
-    const { stream, rtx } = this.out;
     for (const sequence of lost) {
       const slot = sequence % HISTORY_SIZE;
       const packet = this.sentPackets[slot];
       if (!packet || this.sentSequences[slot] !== sequence) continue;
+      const { stream, rtx } = this.sentLower[slot] ? this.out.lower! : this.out;
       if (!this.nacked[slot]) {
         this.nacked[slot] = 1;
         this.nackedSinceReport++;

@@ -82,7 +82,9 @@ function publishing(loadWindowMs: number) {
   return { processes, broadcast, children };
 }
 
-describe('ViewerProcesses', () => {
+// Each test starts child processes (a second after one is killed) and connects viewers to them:
+// more than the default 5 s on a loaded machine.
+describe('ViewerProcesses', { timeout: 20_000 }, () => {
   it('forwards to a viewer in a child process; a process that dies ends its viewers and is replaced', async () => {
     const { processes, broadcast, children } = publishing(60_000);
     const first = await connectViewer(processes, broadcast);

@@ -91,12 +91,17 @@ export class Broadcast {
     streamId: string,
     private readonly processes: ViewerProcesses,
   ) {
-    const lowerRungs = media.lowerRungs ?? [];
+    const lowerRungs = media.lowerRungs?.tracks ?? [];
+    const lowerCodec = media.lowerRungs?.codec;
     this.description = {
       id: randomBytes(8).toString('hex'),
       streamId,
       video: describeCodec(media.video.codec),
       rungs: 1 + lowerRungs.length,
+      // Their own codec only when it is not the first's (a VP8 publisher's).
+      ...(lowerCodec && lowerCodec.mimeType.toLowerCase() !== media.video.codec.mimeType.toLowerCase()
+        ? { lowerCodec: describeCodec(lowerCodec) }
+        : {}),
       audio: media.audio ? describeCodec(media.audio.codec) : undefined,
     };
     this.subscribe(media.video.track, 'video', 0, media.video.codec.payloadType);

@@ -41,6 +41,12 @@ export interface StreamIds {
   payloadType: number;
 }
 
+/** A track's stream in one of its codecs, and its RTX stream when negotiated. */
+export interface CodecStreams {
+  stream: StreamIds;
+  rtx: StreamIds | undefined;
+}
+
 /** Patches a viewer's stream and sequence number into the RTP header at the start of `bytes`. */
 function stamp(bytes: Buffer, stream: StreamIds, sequenceNumber: number): Buffer {
   bytes[1] = (bytes[1]! & 0x80) | stream.payloadType;
@@ -178,12 +184,20 @@ export class OutgoingTrack {
   /** Told of the viewer's feedback; set by whoever forwards to this track. */
   feedback: StreamFeedback | undefined;
 
+  readonly stream: StreamIds;
+  readonly rtx: StreamIds | undefined;
+  /** The streams of the rungs below the first, when they are sent in a codec of their own. */
+  readonly lower: CodecStreams | undefined;
+
+  /** `codecs`: the track's streams in its first codec, then in the lower rungs' own, if any. */
   constructor(
     private readonly track: Track,
-    readonly stream: StreamIds,
-    readonly rtx: StreamIds | undefined,
     private readonly cname: string,
+    codecs: CodecStreams[],
   ) {
+    ({ stream: this.stream, rtx: this.rtx } = codecs[0]!);
+    this.lower = codecs[1];
+    const { stream } = this;
     track.onMessage((message) => {
       if (this.feedback) readFeedback(message, stream.ssrc, this.feedback);
     });

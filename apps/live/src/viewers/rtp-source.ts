@@ -136,7 +136,7 @@ export class LadderRtp {
       video!.onReceiveRtp.once(() =>
         resolve({
           video: { track: video!, codec: this.codec },
-          lowerRungs,
+          lowerRungs: { codec: this.codec, tracks: lowerRungs },
           // Known by now (ffmpeg runs); undefined (SRT: only ffmpeg knows) offers an audio track,
           // silent if the publisher sends none.
           audio: ingest.withAudio === false || !audio ? undefined : { track: audio, codec: audio.codec! },
@@ -147,17 +147,18 @@ export class LadderRtp {
   }
 
   /**
-   * A WebRTC publisher's media for its viewers, with the rungs below its own stream when they can
-   * take them: H.264 (one m-section sends one codec, so VP8 viewers cannot) in packetization
-   * mode 1 (the rungs' FU-A). The rungs are placed on the publisher's timeline.
+   * A WebRTC publisher's media for its viewers, with the rungs below its own stream, placed on
+   * its RTP clock. They are H.264 in packetization mode 1 (FU-A): below an H.264 publisher's
+   * stream in that mode they go in its payload type; below a VP8 one's, in H.264's, to viewers
+   * that receive both (one m-section, two codecs); below H.264 in mode 0, none.
    */
   beneath(ingest: Pick<WebRtcIngest, 'media' | 'ladderStart'>): Promise<PublishedMedia> {
     void ingest.ladderStart.then((timestamp) => this.alignTo(timestamp));
     return ingest.media.then((media) => {
       const { mimeType, parameters = '' } = media.video.codec;
-      const fits =
-        mimeType.toLowerCase() === 'video/h264' && /(^|;)packetization-mode=1(;|$)/.test(parameters);
-      return fits ? { ...media, lowerRungs: this.rungs } : media;
+      const singleNal =
+        mimeType.toLowerCase() === 'video/h264' && !/(^|;)packetization-mode=1(;|$)/.test(parameters);
+      return singleNal ? media : { ...media, lowerRungs: { codec: this.codec, tracks: this.rungs } };
     });
   }
 

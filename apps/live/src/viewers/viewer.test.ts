@@ -44,6 +44,16 @@ describe('offerFor', () => {
     expect(cut).toContain('a=mid:0');
   });
 
+  it("keeps the lower rungs' own codec after the publisher's, each with its RTX, when offered", () => {
+    const vp8 = new RTCRtpCodecParameters({ mimeType: 'video/VP8', clockRate: 90000 });
+    const cut = offerFor(OFFER, 'video', vp8, h264);
+    expect(cut).toMatch(/^m=video 9 UDP\/TLS\/RTP\/SAVPF 96 97 106 107\r$/m);
+    expect(cut).not.toMatch(/a=(rtpmap|fmtp|rtcp-fb):(102|103) /);
+    // Not offered: the publisher's codec alone.
+    const vp9 = new RTCRtpCodecParameters({ mimeType: 'video/VP9', clockRate: 90000 });
+    expect(offerFor(OFFER, 'video', vp8, vp9)).toMatch(/^m=video 9 UDP\/TLS\/RTP\/SAVPF 96 97\r$/m);
+  });
+
   it('refuses an offer that cannot receive the codec', () => {
     const vp9 = new RTCRtpCodecParameters({ mimeType: 'video/VP9', clockRate: 90000 });
     expect(() => offerFor(OFFER, 'video', vp9)).toThrow(PublishError);

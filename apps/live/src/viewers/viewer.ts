@@ -23,6 +23,12 @@ export interface BroadcastDescription {
   video: CodecDescription;
   /** How many video streams: the ladder's WebRTC rungs, or a WebRTC publisher's own and those below it. */
   rungs: number;
+  /**
+   * The codec of the rungs below the first when it is not the first's: the ladder's H.264 below
+   * a VP8 publisher's own stream, which a viewer receiving both switches to (another payload type
+   * in the same m-section).
+   */
+  lowerCodec?: CodecDescription;
   audio: CodecDescription | undefined;
 }
 
@@ -53,12 +59,19 @@ export class ForwardedMedia {
     requestKeyframe: () => void,
     onRungs: (rungs: number[]) => void,
   ) {
-    const keyframeStart =
-      codecName(description.video).toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
+    const keyframeStart = (codec: CodecDescription) =>
+      codecName(codec).toLowerCase() === 'vp8' ? vp8KeyframeStart : h264KeyframeStart;
     const watchedRungs = () => onRungs(this.video.flatMap((fanout, rung) => (fanout.watched ? [rung] : [])));
+    const { video, lowerCodec = video } = description;
     this.video = Array.from(
       { length: description.rungs },
-      () => new TrackFanout(description.video.clockRate, keyframeStart, requestKeyframe, watchedRungs),
+      (_, rung) =>
+        new TrackFanout(
+          video.clockRate,
+          keyframeStart(rung > 0 ? lowerCodec : video),
+          requestKeyframe,
+          watchedRungs,
+        ),
     );
     if (description.audio)
       this.audio = new TrackFanout(description.audio.clockRate, undefined, requestKeyframe);
@@ -83,34 +96,30 @@ function payloadTypes(section: string, name: string): { payloadType: number; fmt
 }
 
 /**
- * The viewer's m-section of `kind` cut down to the publisher's codec, first, and its RTX: the
- * answer sends with one payload type, and a browser's offer lists H.264 several times,
- * packetization-mode 0 among them, which cannot carry the publisher's fragmented NAL units.
- * H.264 takes packetization-mode 1, the publisher's profile when offered.
+ * The viewer's m-section of `kind` cut down to the publisher's codec, first, and its RTX, then
+ * `lower` (the codec of the rungs below a VP8 publisher's stream) and its RTX when the viewer
+ * offers it: a browser's offer lists H.264 several times, packetization-mode 0 among them, which
+ * cannot carry fragmented NAL units. H.264 takes packetization-mode 1, the codec's profile when
+ * offered.
  */
 export function offerFor(
   offer: string,
   kind: 'audio' | 'video',
   codec: Pick<CodecDescription, 'mimeType' | 'parameters'>,
+  lower?: Pick<CodecDescription, 'mimeType' | 'parameters'>,
 ): string {
-  const name = codecName(codec);
   const [session = '', ...sections] = offer.split(/(?=^m=)/m);
   const cut = sections.map((section) => {
     if (!section.startsWith(`m=${kind} `)) return section;
-    const candidates = payloadTypes(section, name).filter(
-      ({ fmtp }) => name.toLowerCase() !== 'h264' || /packetization-mode=1/.test(fmtp),
+    const first = chosenPayloadType(section, codec);
+    if (first === undefined)
+      throw new PublishError(406, `the offer's ${kind} cannot receive ${codecName(codec)}`);
+    const second = lower && chosenPayloadType(section, lower);
+    const keep = new Set(
+      [first, second].flatMap((payloadType) =>
+        payloadType === undefined ? [] : [payloadType, ...rtxOf(section, payloadType)],
+      ),
     );
-    const profile = /profile-level-id=([0-9a-f]{4})/i.exec(codec.parameters ?? '')?.[1]?.toLowerCase();
-    const chosen =
-      candidates.find(({ fmtp }) => profile && fmtp.toLowerCase().includes(`profile-level-id=${profile}`)) ??
-      candidates[0];
-    if (!chosen) throw new PublishError(406, `the offer's ${kind} cannot receive ${name}`);
-    const keep = new Set([
-      chosen.payloadType,
-      ...payloadTypes(section, 'rtx')
-        .filter(({ fmtp }) => fmtp.includes(`apt=${chosen.payloadType}`))
-        .map(({ payloadType }) => payloadType),
-    ]);
     return section
       .replace(/^(m=\S+ \S+ \S+) .*$/m, (_, head: string) => `${head} ${[...keep].join(' ')}`)
       .replace(/^a=(?:rtpmap|fmtp|rtcp-fb):(\d+) .*\r?\n/gm, (line, payloadType: string) =>
@@ -118,6 +127,29 @@ export function offerFor(
       );
   });
   return session + cut.join('');
+}
+
+/** The section's payload type for `codec` (H.264: packetization mode 1, its profile first), if any. */
+function chosenPayloadType(
+  section: string,
+  codec: Pick<CodecDescription, 'mimeType' | 'parameters'>,
+): number | undefined {
+  const name = codecName(codec);
+  const candidates = payloadTypes(section, name).filter(
+    ({ fmtp }) => name.toLowerCase() !== 'h264' || /packetization-mode=1/.test(fmtp),
+  );
+  const profile = /profile-level-id=([0-9a-f]{4})/i.exec(codec.parameters ?? '')?.[1]?.toLowerCase();
+  const chosen =
+    candidates.find(({ fmtp }) => profile && fmtp.toLowerCase().includes(`profile-level-id=${profile}`)) ??
+    candidates[0];
+  return chosen?.payloadType;
+}
+
+/** The section's RTX payload types for `payloadType` (fmtp `apt`). */
+function rtxOf(section: string, payloadType: number): number[] {
+  return payloadTypes(section, 'rtx')
+    .filter(({ fmtp }) => new RegExp(`(^|;)\\s*apt=${payloadType}(;|$)`).test(fmtp))
+    .map((rtx) => rtx.payloadType);
 }
 
 /** Why a viewer ended: closed (either side, or its connection failed), or shed for want of room. */
@@ -146,12 +178,26 @@ function mediaSections(sdp: string): MediaSection[] {
     });
 }
 
+/** The codecs of an m-section offerFor cut, in its order, each with its RTX payload type. */
+function trackCodecs(section: MediaSection): TrackCodec[] {
+  const rtx = new Set(payloadTypes(section.text, 'rtx').map(({ payloadType }) => payloadType));
+  return section.payloadTypes
+    .filter((payloadType) => !rtx.has(payloadType))
+    .map((payloadType) => ({
+      name: new RegExp(`^a=rtpmap:${payloadType} ([^/\\s]+)`, 'm').exec(section.text)?.[1] ?? '',
+      payloadType,
+      fmtp: fmtpOf(section.text, payloadType),
+      rtxPayloadType: rtxOf(section.text, payloadType)[0],
+    }));
+}
+
 /** An m-section's fmtp parameters for `payloadType`, if any. */
 const fmtpOf = (section: string, payloadType: number) =>
   new RegExp(`^a=fmtp:${payloadType} (.*?)\\r?$`, 'm').exec(section)?.[1];
 
-/** A sending track's codec: payload type and fmtp, and its RTX payload type when negotiated. */
+/** A sending track's codec: name, payload type and fmtp, and its RTX payload type when negotiated. */
 interface TrackCodec {
+  name: string;
   payloadType: number;
   fmtp: string | undefined;
   rtxPayloadType: number | undefined;
@@ -190,6 +236,8 @@ export class WebRtcViewer {
   /** The sending tracks: held here, or the binding lets their callbacks go with them. */
   private readonly tracks: OutgoingTrack[] = [];
   private readonly removals: (() => void)[] = [];
+  /** Sora signaling: the video payload types the viewer's answer to our offer kept. */
+  private answeredPayloadTypes: Set<number> | undefined;
   private closed = false;
   private markClosed!: (why: ViewerEnd) => void;
   /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
@@ -217,42 +265,60 @@ export class WebRtcViewer {
   }
 
   /**
-   * Adds our sending track of `kind` with mid `mid` (its description: the codec, RTX, and the
-   * SSRCs in the publisher's stream), forwarded to once open.
+   * Adds our sending track of `kind` with mid `mid` (its description: the codecs, each with its
+   * RTX, and the SSRCs in the publisher's stream), forwarded to once open. `codecs`: the
+   * publisher's, then (video) the lower rungs' when they have their own and the viewer takes it.
    */
-  private addTrack(pc: PeerConnection, kind: 'video' | 'audio', mid: string, codec: TrackCodec): void {
+  private addTrack(pc: PeerConnection, kind: 'video' | 'audio', mid: string, codecs: TrackCodec[]): void {
     const description = this.media.description;
-    const forwarded = kind === 'video' ? description.video : description.audio!;
+    const { clockRate } = kind === 'video' ? description.video : description.audio!;
     const cname = description.streamId;
-    const stream = { ssrc: randomSsrc(), payloadType: codec.payloadType };
-    const rtx =
-      codec.rtxPayloadType === undefined
-        ? undefined
-        : { ssrc: randomSsrc(), payloadType: codec.rtxPayloadType };
+    const ssrc = randomSsrc();
+    const rtxSsrc = codecs.some((codec) => codec.rtxPayloadType !== undefined) ? randomSsrc() : undefined;
     const media =
       kind === 'video'
         ? new nodeDataChannel.Video(mid, 'SendOnly')
         : new nodeDataChannel.Audio(mid, 'SendOnly');
-    // The binding takes no undefined for an absent fmtp.
-    const fmtp = codec.fmtp === undefined ? [] : [codec.fmtp];
-    if (media instanceof nodeDataChannel.Video)
-      media.addVideoCodec(stream.payloadType, codecName(forwarded), ...fmtp);
-    else media.addOpusCodec(stream.payloadType, ...fmtp);
-    media.addSSRC(stream.ssrc, cname, description.streamId, `${kind}-${this.id}`);
-    if (rtx) {
-      media.addRTXCodec(rtx.payloadType, stream.payloadType, forwarded.clockRate);
-      media.addSSRC(rtx.ssrc, cname);
-      media.parseSdpLine(`a=ssrc-group:FID ${stream.ssrc} ${rtx.ssrc}`);
+    const ids = codecs.map((codec) => {
+      // The binding takes no undefined for an absent fmtp.
+      const fmtp = codec.fmtp === undefined ? [] : [codec.fmtp];
+      if (media instanceof nodeDataChannel.Video) media.addVideoCodec(codec.payloadType, codec.name, ...fmtp);
+      else media.addOpusCodec(codec.payloadType, ...fmtp);
+      if (codec.rtxPayloadType !== undefined)
+        media.addRTXCodec(codec.rtxPayloadType, codec.payloadType, clockRate);
+      return {
+        stream: { ssrc, payloadType: codec.payloadType },
+        rtx:
+          codec.rtxPayloadType === undefined || rtxSsrc === undefined
+            ? undefined
+            : { ssrc: rtxSsrc, payloadType: codec.rtxPayloadType },
+      };
+    });
+    media.addSSRC(ssrc, cname, description.streamId, `${kind}-${this.id}`);
+    if (rtxSsrc !== undefined) {
+      media.addSSRC(rtxSsrc, cname);
+      media.parseSdpLine(`a=ssrc-group:FID ${ssrc} ${rtxSsrc}`);
     }
     const track = pc.addTrack(media);
-    const out = new OutgoingTrack(track, stream, rtx, cname);
+    const out = new OutgoingTrack(track, cname, ids);
     this.tracks.push(out);
-    const rungs = kind === 'video' ? this.media.video : [this.media.audio!];
     // Forwarding starts once media can flow: the keyframe a viewer starts at is not lost to a
     // handshake still under way.
     track.onOpen(() => {
-      if (!this.closed) this.removals.push(sendTo(out, rungs));
+      if (!this.closed) this.removals.push(sendTo(out, this.rungsOf(kind, out)));
     });
+  }
+
+  /**
+   * The fanouts a track of `kind` is sent: the audio, or the video's rungs, those below the first
+   * when they share its codec or the viewer takes theirs too (a Sora viewer's answer may leave
+   * out a codec of our offer).
+   */
+  private rungsOf(kind: 'video' | 'audio', out: OutgoingTrack): TrackFanout[] {
+    if (kind === 'audio') return [this.media.audio!];
+    const lower = out.lower?.stream.payloadType;
+    const takesLower = lower !== undefined && (this.answeredPayloadTypes?.has(lower) ?? true);
+    return this.media.description.lowerCodec && !takesLower ? this.media.video.slice(0, 1) : this.media.video;
   }
 
   /** An offer's m-section that nothing is sent on, answered inactive with its first codec. */
@@ -272,7 +338,7 @@ export class WebRtcViewer {
   /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
   async answer(offer: string): Promise<string> {
     const { video, audio } = this.media.description;
-    let usable = offerFor(offer, 'video', video);
+    let usable = offerFor(offer, 'video', video, this.media.description.lowerCodec);
     if (audio) usable = offerFor(usable, 'audio', audio);
     const sections = mediaSections(usable);
     if (!sections.some((section) => section.kind === 'video'))
@@ -290,13 +356,7 @@ export class WebRtcViewer {
           this.addInactive(pc, section);
           continue;
         }
-        // offerFor left the codec first, then its RTX.
-        const [payloadType, rtxPayloadType] = section.payloadTypes as [number, number | undefined];
-        this.addTrack(pc, kind, section.mid, {
-          payloadType,
-          fmtp: fmtpOf(section.text, payloadType),
-          rtxPayloadType,
-        });
+        this.addTrack(pc, kind, section.mid, trackCodecs(section));
       }
       pc.setRemoteDescription(usable, 'offer');
     });
@@ -306,19 +366,34 @@ export class WebRtcViewer {
   /** Sora signaling `recvonly`: our offer to send the publisher's video and audio. */
   async offer(): Promise<SoraOffer> {
     const pc = this.createPeer();
-    const { video, audio } = this.media.description;
+    const { video, lowerCodec, audio } = this.media.description;
     const videoType = video.payloadType ?? 96;
     const audioType = audio?.payloadType ?? 111;
-    const rtxPayloadType = [...Array(32).keys()]
-      .map((n) => 96 + n)
-      .find((n) => n !== videoType && n !== audioType);
-    this.addTrack(pc, 'video', '0', { payloadType: videoType, fmtp: video.parameters, rtxPayloadType });
+    const taken = new Set([videoType, audioType]);
+    /** The lowest dynamic payload type not yet used. */
+    const free = () => {
+      const payloadType = [...Array(32).keys()].map((n) => 96 + n).find((n) => !taken.has(n))!;
+      taken.add(payloadType);
+      return payloadType;
+    };
+    const videoCodecs = [
+      { name: codecName(video), payloadType: videoType, fmtp: video.parameters, rtxPayloadType: free() },
+      ...(lowerCodec
+        ? [
+            {
+              name: codecName(lowerCodec),
+              payloadType: free(),
+              fmtp: lowerCodec.parameters,
+              rtxPayloadType: free(),
+            },
+          ]
+        : []),
+    ];
+    this.addTrack(pc, 'video', '0', videoCodecs);
     if (audio)
-      this.addTrack(pc, 'audio', '1', {
-        payloadType: audioType,
-        fmtp: audio.parameters,
-        rtxPayloadType: undefined,
-      });
+      this.addTrack(pc, 'audio', '1', [
+        { name: codecName(audio), payloadType: audioType, fmtp: audio.parameters, rtxPayloadType: undefined },
+      ]);
     pc.setLocalDescription('offer');
     return { sdp: await this.gathered(pc), mid: { video: '0', ...(audio ? { audio: '1' } : {}) } };
   }
@@ -328,6 +403,8 @@ export class WebRtcViewer {
     const pc = this.pc;
     if (!pc) throw new Error('accept() before offer()');
     await this.describe('answer', () => pc.setRemoteDescription(answer, 'answer'));
+    const video = mediaSections(answer).find((section) => section.kind === 'video');
+    this.answeredPayloadTypes = new Set(video?.payloadTypes);
   }
 
   /** A trickled candidate of the viewer (Sora signaling's `candidate` message). */
