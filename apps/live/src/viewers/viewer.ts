@@ -184,12 +184,16 @@ function trackCodecs(section: MediaSection): TrackCodec[] {
   return section.payloadTypes
     .filter((payloadType) => !rtx.has(payloadType))
     .map((payloadType) => ({
-      name: new RegExp(`^a=rtpmap:${payloadType} ([^/\\s]+)`, 'm').exec(section.text)?.[1] ?? '',
+      name: rtpmapName(section.text, payloadType) ?? '',
       payloadType,
       fmtp: fmtpOf(section.text, payloadType),
       rtxPayloadType: rtxOf(section.text, payloadType)[0],
     }));
 }
+
+/** An m-section's codec name for `payloadType` (its rtpmap), if any. */
+const rtpmapName = (section: string, payloadType: number) =>
+  new RegExp(`^a=rtpmap:${payloadType} ([^/\\s]+)`, 'm').exec(section)?.[1];
 
 /** An m-section's fmtp parameters for `payloadType`, if any. */
 const fmtpOf = (section: string, payloadType: number) =>
@@ -325,7 +329,7 @@ export class WebRtcViewer {
   private addInactive(pc: PeerConnection, section: MediaSection): void {
     const payloadType = section.payloadTypes[0];
     if (payloadType === undefined || (section.kind !== 'audio' && section.kind !== 'video')) return;
-    const name = new RegExp(`^a=rtpmap:${payloadType} ([^/\\s]+)`, 'm').exec(section.text)?.[1] ?? 'opus';
+    const name = rtpmapName(section.text, payloadType) ?? 'opus';
     const media =
       section.kind === 'video'
         ? new nodeDataChannel.Video(section.mid, 'Inactive')
