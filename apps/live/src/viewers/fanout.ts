@@ -53,7 +53,8 @@ const HISTORY_SIZE = 128;
  * The publisher's packet is serialised once for all viewers, and this viewer's copy stamped with
  * its stream; NACKs are answered here from the packets it sent, over RTX when negotiated. Video
  * starts at a keyframe (on joining, after a stop for loss, on another rung); the rungs' timestamps
- * share one clock (rtp-source.ts), so moving between them renumbers only.
+ * share one clock (rtp-source.ts), so moving between them renumbers only (and below a VP8
+ * publisher's stream gives the rungs' H.264 its own payload type).
  */
 class ViewerSender {
   /** The rung whose packets it sends: undefined until its first keyframe. */
@@ -81,8 +82,9 @@ class ViewerSender {
   /** The packets sent lately, by the viewer's sequence number modulo HISTORY_SIZE. */
   private readonly sentPackets: (ForwardedPacket | undefined)[] = new Array(HISTORY_SIZE);
   private readonly sentSequences = new Int32Array(HISTORY_SIZE).fill(-1);
-  /** Whether the packet kept in a slot was NACKed already, and whether it went in the lower rungs' codec. */
+  /** Whether the packet kept in a slot was NACKed already. */
   private readonly nacked = new Uint8Array(HISTORY_SIZE);
+  /** Whether the packet kept in a slot went in the lower rungs' own codec (OutgoingTrack.lower). */
   private readonly sentLower = new Uint8Array(HISTORY_SIZE);
   /** What its sender reports count: packets and payload octets sent (retransmissions aside). */
   private packetsSent = 0;

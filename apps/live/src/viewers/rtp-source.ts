@@ -57,7 +57,10 @@ export class LadderRtp {
   private constructor(
     private readonly sockets: { rendition: number; socket: Socket; port: number }[],
     private readonly audio: { socket: Socket; port: number } | undefined,
-    /** The rungs' `profile-level-id`: the SDP of the viewers of an RTMP or SRT publisher names it. */
+    /**
+     * The rungs' `profile-level-id`: the SDP of an RTMP or SRT publisher's viewers names it, and
+     * a VP8 publisher's viewers are answered with an H.264 of that profile where they offer one.
+     */
     profile: string,
   ) {
     this.codec = new RTCRtpCodecParameters({
