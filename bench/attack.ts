@@ -10,7 +10,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { fuzzPaths } from '../apps/edge/test/fuzz-urls.ts';
-import { createOrigin, portBase, report, startServer } from './lib.ts';
+import { createOrigin, portBase, quantile, report, startServer } from './lib.ts';
 
 const ATTACKERS = Number(process.env.ATTACKERS ?? 8);
 const PHASE_SECONDS = Number(process.env.ATTACK_SECONDS ?? 20);
@@ -29,12 +29,8 @@ function get(port: number, host: string, path: string): Promise<{ status: number
   });
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (
-    Math.round((sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0) * 10) / 10
-  );
-};
+/** `quantile` to a tenth of a millisecond. */
+const percentile = (values: number[], p: number) => Math.round(quantile(values, p / 100) * 10) / 10;
 
 const noise = (width: number, height: number) =>
   sharp({

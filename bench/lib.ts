@@ -184,6 +184,13 @@ export function stopPostgres(child: ChildProcess | null): void {
 
 export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
+/** The value `share` of the way up `values` sorted (0.5: the median, 0.99: p99); 0 for none. */
+export const quantile = (values: number[], share: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0;
+};
+export const median = (values: number[]) => quantile(values, 0.5);
+
 /** Figures are reported to two decimals: finer is below the noise of any run. */
 export const round2 = (value: number) => Math.round(value * 100) / 100;
 

@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
 import { HLS_PLAYER_CONFIG } from '../apps/console/src/features/channel/hls-player.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { cpuMsOf, report, round2, startPostgres, stopPostgres } from './lib.ts';
+import { cpuMsOf, median, quantile, report, round2, startPostgres, stopPostgres } from './lib.ts';
 import type { ClientsReport, ClientsTask } from './live-llhls-clients.ts';
 import {
   BITS,
@@ -95,11 +95,6 @@ window.watch = (url) => {
   }, ${SAMPLE_MS});
 };
 </script>`;
-
-/** The value `share` of the way up `values` sorted (0.5: the median). */
-const quantile = (values: number[], share: number) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length * share)]!;
-const median = (values: number[]) => quantile(values, 0.5);
 
 /**
  * Glass-to-glass of hls.js in Chromium: latencies (ms) of the frames shown, hls.js's own

@@ -35,7 +35,7 @@ import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { cpuMsOf, portBase, processTree, report, round2, waitUntil } from './lib.ts';
+import { cpuMsOf, median, portBase, processTree, quantile, report, round2, waitUntil } from './lib.ts';
 import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 
@@ -78,9 +78,6 @@ window.watch = async (url) => {
   }, ${SAMPLE_MS});
 };
 </script>`;
-
-const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
-const percentile = (values: number[], share: number) => sorted(values)[Math.floor(values.length * share)]!;
 
 /** Glass-to-glass over WHEP in Chromium: latencies (ms) of the frames shown. */
 async function glassToGlass(whepUrl: string, zero: number): Promise<number[]> {
@@ -190,7 +187,7 @@ async function viewerStep(forwarder: Forwarder, count: number) {
     keptUp: shares.filter((share) => share >= KEEPS_UP).length,
     // Shares are of what the publisher got through: this says it kept its 4 Mbit/s meanwhile.
     streamMbps: round2((streamed * 8) / (WINDOW_MS * 1000)),
-    medianShare: round2(percentile(shares, 0.5)),
+    medianShare: round2(median(shares)),
     serverCores: round2(serverCores),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     // Forwarding cost of one viewer receiving the whole stream: the server's CPU beyond what it
@@ -272,8 +269,8 @@ async function measure(
 ): Promise<number> {
   try {
     const latencies = await glassToGlass(whepUrl, zero);
-    figures.glassToGlassMedianMs = Math.round(percentile(latencies, 0.5));
-    figures.glassToGlassP95Ms = Math.round(percentile(latencies, 0.95));
+    figures.glassToGlassMedianMs = Math.round(median(latencies));
+    figures.glassToGlassP95Ms = Math.round(quantile(latencies, 0.95));
     figures.samples = latencies.length;
   } catch (error) {
     console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);

@@ -33,7 +33,7 @@ import { onAirLog } from '../apps/live/test/on-air-log.ts';
 import { publish } from '../apps/live/test/publisher.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { servePublisherPage, type SoraPublished } from '../apps/live/test/sora-publisher.ts';
-import { report } from './lib.ts';
+import { median, report } from './lib.ts';
 import { BITS, frameTime, startLiveBench } from './live-server.ts';
 
 const run = promisify(execFile);
@@ -128,8 +128,6 @@ async function coresOver(ms: number): Promise<number> {
   const ffmpeg = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - before[i]!, 0);
   return (ffmpeg + (node.user + node.system) / 1e6) / wall;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const PYTHON = '/usr/bin/python3';
 const AIORTC_PUBLISHER = fileURLToPath(new URL('../apps/live/test/aiortc-publisher.py', import.meta.url));
