@@ -75,10 +75,17 @@ setInterval(() => {
   sent += [...video, ...audio].reduce((sum, bytes) => sum + bytes, 0);
 }, 1000 / FPS);
 
+const MAX_OFFER_BYTES = 64 * 1024;
+
 createServer((request, response) => {
   if (request.method === 'GET') return response.end(JSON.stringify({ sent }));
+  // An offer is a few kilobytes: a body past MAX_OFFER_BYTES ends the connection, so that what
+  // the peer reads is bounded like every server's here.
   let body = '';
-  request.on('data', (chunk) => (body += chunk));
+  request.on('data', (chunk) => {
+    body += chunk;
+    if (body.length > MAX_OFFER_BYTES) request.destroy();
+  });
   request.on('end', () =>
     answer(body).then(
       (sdp) => response.writeHead(201, { 'Content-Type': 'application/sdp' }).end(sdp),
