@@ -288,10 +288,8 @@ try {
   edge = await startBenchEdge();
   const { pid, port, host } = edge;
 
-  // Misses: every width once, on widths neither has seen. The cases interleave round by round,
-  // and within a round the edge and the peer take turns going first, so that whatever one case
-  // leaves in a process (its allocator's state, its heap) and the machine's slow drifts fall on
-  // both alike; the ratio is the median of the rounds' paired ratios.
+  // Misses: every width once, on widths neither has seen; cases interleaved and turns taken as
+  // the header says.
   let width = 300;
   const widths = (count: number) => Array.from({ length: count }, () => width++);
   const missCases = PHASES.has('miss') ? CASES : [];

@@ -184,10 +184,13 @@ export function stopPostgres(child: ChildProcess | null): void {
 
 export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-/** The value `share` of the way up `values` sorted (0.5: the median, 0.99: p99); 0 for none. */
+/**
+ * The value `share` of the way up `values` sorted (0.5: the median, 0.99: p99); NaN for none,
+ * which a report shows as what it is rather than as a figure.
+ */
 export const quantile = (values: number[], share: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? NaN;
 };
 export const median = (values: number[]) => quantile(values, 0.5);
 
