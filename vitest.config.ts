@@ -1,14 +1,26 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Node sizes its thread pool once, before any test code runs: the test processes inherit this,
 // so an edge started in a test has the threads `npm start` gives it (transforms plus reserve).
 process.env.UV_THREADPOOL_SIZE ??= '8';
 
-// Projects: `unit` (pure, beside the code, fast), `console` (the SPA's components in jsdom) and
-// `integration` (through the real HTTP app on a real database: embedded PGlite, or PostgreSQL
-// when DATABASE_URL is set). None of them loads its modules afresh for each file (`isolate`):
-// the tests keep no state between files (they pass shuffled), and loading was most of their
-// time (unit 58 s to 30 s, console 42 s to 8 s).
+// Integration files that time CPU-bound work and fail when another file shares the cores.
+const MACHINE_TIMED = ['apps/edge/test/overload.int.test.ts'];
+
+const integration = {
+  include: ['apps/*/test/**/*.int.test.ts'],
+  environment: 'node',
+  globalSetup: ['apps/server/test/global-setup.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  isolate: false,
+};
+
+// Projects: `unit` (pure, beside the code, fast), `console` (the SPA's components in jsdom),
+// `integration` and `integration-alone` (through the real HTTP app on a real database: embedded
+// PGlite, or PostgreSQL when DATABASE_URL is set). None of them loads its modules afresh for
+// each file (`isolate`): the tests keep no state between files (they pass shuffled), and loading
+// was most of their time (unit 58 s to 30 s, console 42 s to 8 s).
 export default defineConfig({
   test: {
     projects: [
@@ -36,16 +48,26 @@ export default defineConfig({
       },
       {
         test: {
+          ...integration,
           name: 'integration',
-          include: ['apps/*/test/**/*.int.test.ts'],
-          environment: 'node',
-          globalSetup: ['apps/server/test/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-          // One worker shares one database instance (PGlite boots in seconds); files run one
-          // after another and each creates its own organizations, so they never collide.
+          exclude: [...configDefaults.exclude, ...MACHINE_TIMED],
+          // Two workers, each with its own server and database (PGlite, or a PostgreSQL database
+          // of its own: global-setup.ts); a worker's files run one after another and each creates
+          // its own organizations, so they never collide. Most files wait on ffmpeg, sockets and
+          // timers: two workers halve the suite's time on two cores.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          ...integration,
+          name: 'integration-alone',
+          include: MACHINE_TIMED,
+          // These time conversions against deadlines: they run after the others, with the
+          // machine to themselves.
           fileParallelism: false,
-          isolate: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fork } from 'node:child_process';
 import { API_VERSION } from '@ukiyo/contract';
-import { AppProcess, get, processEnv, ROOT } from '@ukiyo/server/testing';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AppProcess, get, processEnv, ROOT, testDatabaseUrl } from '@ukiyo/server/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RTCPeerConnection, useH264 } from 'werift';
 import type { FromViewerProcess, ToViewerProcess } from '../../live/src/viewers/viewer-process.ts';
 
@@ -14,7 +14,7 @@ import type { FromViewerProcess, ToViewerProcess } from '../../live/src/viewers/
 // embedded database's worker, the sample images) from there; live's WebRTC viewer processes
 // start from their own bundle. On embedded PGlite, each in its
 // own DATA_DIR, or on the run's PostgreSQL database when DATABASE_URL is set.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 // A first start migrates a fresh database: on a busy machine it takes up to the minute that
 // AppProcess.ready waits, more than the suite's default test timeout.
 const STARTING_MS = 75_000;

@@ -18,17 +18,18 @@ import {
   sleep,
   testServer,
   until,
+  testDatabaseUrl,
 } from '@ukiyo/server/testing';
 import S3rver from 's3rver';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The shared result cache between edge processes (RESULT_CACHE_S3_*), against s3rver: what one
 // edge converted another serves with no transform, a purge through the console empties the
 // bucket too, an edge started on an empty volume answers from the bucket, and an entry past
 // its freshness is not served. Processes share a PostgreSQL server (PGlite is one process's)
 // and a private Redis for the purge; skipped without them, as the fleet test is.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 const skipReason = !databaseUrl
   ? 'needs DATABASE_URL (edge processes sharing one PostgreSQL)'
   : !PrivateRedis.available()

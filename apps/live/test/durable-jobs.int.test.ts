@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerDeps, loadConfig, type ServerDeps } from '@ukiyo/server';
 import {
   AppProcess,
@@ -16,6 +16,7 @@ import {
   sleep,
   testServer,
   until,
+  testDatabaseUrl,
 } from '@ukiyo/server/testing';
 import { apiToken, startS3, verified } from './helpers.ts';
 
@@ -24,7 +25,7 @@ import { apiToken, startS3, verified } from './helpers.ts';
 // data. Every queued upload and event gets through, and a receiver that keeps the webhook-ids it
 // has handled handles each event once. On embedded PGlite (the default), or on the run's
 // PostgreSQL database when DATABASE_URL is set.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 const ALL_IN_ONE = 'apps/all-in-one/src/main.ts';
 
 /** A receiver as the docs tell customers to write one: verify, then skip ids already handled. */

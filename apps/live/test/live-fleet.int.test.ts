@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AppProcess,
   createTenant,
@@ -12,6 +12,7 @@ import {
   type TestServer,
   testServer,
   until,
+  testDatabaseUrl,
 } from '@ukiyo/server/testing';
 import { apiToken, segmentNames } from './helpers.ts';
 import { publish, type Publisher } from './publisher.ts';
@@ -22,7 +23,7 @@ import { soraViewer } from './sora-viewer.ts';
 // `npm run start:live` twice on one PostgreSQL: a publisher on one process, a viewer on the
 // other, as behind a load balancer. Needs a PostgreSQL server (DATABASE_URL, as CI's second
 // integration run sets): embedded PGlite is single-process.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 const LIVE = 'apps/live/src/main.ts';
 
 describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', () => {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { OriginKind } from '@ukiyo/contract';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiV1, loggedIn, memberAndManager, testServer, type Client } from './harness.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiV1, loggedIn, memberAndManager, testDatabaseUrl, testServer, type Client } from './harness.ts';
 import { fleetSkipReason, PrivateRedis, sleep, startConsoleServers, type AppProcess } from './processes.ts';
 
 // Two console server processes (`npm run start:server`) on one PostgreSQL and one Redis: what
 // one of them keeps in memory for /api/v1 (tokens and their callers, origin lists) is dropped
 // by a change made through the other before that change's call returns.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 const skipReason = fleetSkipReason(databaseUrl);
 if (skipReason) console.warn(`api-v1-fleet.int.test.ts skipped: ${skipReason}`);
 

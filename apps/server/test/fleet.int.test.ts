@@ -7,8 +7,16 @@ import { OriginKind, Permission } from '@ukiyo/contract';
 import { sql } from 'kysely';
 import pg from 'pg';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, createTenant, createTestUser, PASSWORD, testServer, type TestServer } from './harness.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Client,
+  createTenant,
+  createTestUser,
+  PASSWORD,
+  testDatabaseUrl,
+  testServer,
+  type TestServer,
+} from './harness.ts';
 import {
   AppProcess,
   fleetSkipReason,
@@ -24,7 +32,7 @@ import {
 // processes (`npm run start:server`, `npm run start:edge`). Needs a PostgreSQL server
 // (DATABASE_URL, as CI's second integration run sets) and redis-server on PATH: the test
 // starts a Redis of its own on a free port so it can stop it mid-run.
-const databaseUrl = inject('testDatabaseUrl');
+const databaseUrl = testDatabaseUrl();
 const skipReason = fleetSkipReason(databaseUrl);
 if (skipReason) console.warn(`fleet.int.test.ts skipped: ${skipReason}`);
 

@@ -4,35 +4,50 @@ import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A fresh PostgreSQL database for this run, when DATABASE_URL names a server; else ''. */
-    testDatabaseUrl: string;
+    /** A fresh PostgreSQL database per worker of the project, when DATABASE_URL names a server. */
+    testDatabaseUrls: string[];
   }
 }
 
 /**
- * With DATABASE_URL set (CI), the integration suite runs on a database created for this run on
- * that server and dropped afterwards, so the server's own data is never touched. Without it,
+ * With DATABASE_URL set (CI), each worker of the integration project runs on a database created
+ * for this run on that server and dropped afterwards, so the server's own data is never touched
+ * and two workers' files never share a database (as two workers' PGlites never do). Without it,
  * each worker uses embedded PGlite in a temporary directory.
  */
 export default async function setup(project: TestProject) {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
-    project.provide('testDatabaseUrl', '');
+    project.provide('testDatabaseUrls', []);
     return;
   }
-  const name = `ukiyo_it_${randomBytes(6).toString('hex')}`;
+  // A project without file parallelism resolves to one worker.
+  const names = Array.from({ length: project.config.maxWorkers }, () => `ukiyo_it_${randomBytes(6).toString('hex')}`);
+  await onServer(
+    serverUrl,
+    names.map((name) => `create database ${name}`),
+  );
+  project.provide(
+    'testDatabaseUrls',
+    names.map((name) => {
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      return url.toString();
+    }),
+  );
+  return () =>
+    onServer(
+      serverUrl,
+      names.map((name) => `drop database if exists ${name} with (force)`),
+    );
+}
+
+async function onServer(serverUrl: string, statements: string[]): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  project.provide('testDatabaseUrl', url.toString());
-
-  return async () => {
-    const cleanup = new pg.Client({ connectionString: serverUrl });
-    await cleanup.connect();
-    await cleanup.query(`drop database if exists ${name} with (force)`);
-    await cleanup.end();
-  };
+  try {
+    for (const statement of statements) await admin.query(statement);
+  } finally {
+    await admin.end();
+  }
 }

@@ -19,6 +19,18 @@ import { Mailer } from '../src/mail/mailer.ts';
 import { createUser, setUserRestrictions } from '../src/db/repositories/users.ts';
 import { createServerApp, createServerDeps, loadConfig, type Config, type ServerDeps } from '../src/index.ts';
 
+/**
+ * This worker's PostgreSQL database for the run (global-setup.ts), or '' on embedded PGlite. The
+ * pool numbers its workers from 1.
+ */
+export function testDatabaseUrl(): string {
+  const urls = inject('testDatabaseUrls');
+  if (urls.length === 0) return '';
+  const url = urls[Number(process.env.VITEST_POOL_ID) - 1];
+  if (!url) throw new Error(`no test database for pool ${process.env.VITEST_POOL_ID} of ${urls.length}`);
+  return url;
+}
+
 export interface TestServer {
   deps: ServerDeps;
   baseUrl: string;
@@ -45,7 +57,7 @@ function listen(deps: ServerDeps): Promise<string> {
  */
 export function testServer(): Promise<TestServer> {
   shared ??= (async () => {
-    const databaseUrl = inject('testDatabaseUrl') || undefined;
+    const databaseUrl = testDatabaseUrl() || undefined;
     const config = loadConfig({
       DATA_DIR: mkdtempSync(join(tmpdir(), 'ukiyo-it-')),
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { SAMPLES_SERVICE_CODE } from '@ukiyo/contract';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SERVICE_CODE } from '../src/services/bootstrap.ts';
+import { testDatabaseUrl } from './harness.ts';
 import { AppProcess, processEnv } from './processes.ts';
 
 // Console servers of a fleet starting at the same moment on a database nobody has set up yet:
 // each must come up, and the start-up's one-time work must be done once. PostgreSQL only
 // (DATABASE_URL): PGlite serves a single process.
-const runDatabaseUrl = inject('testDatabaseUrl');
+const runDatabaseUrl = testDatabaseUrl();
 if (!runDatabaseUrl)
   console.warn('startup-race.int.test.ts skipped: needs DATABASE_URL (a shared PostgreSQL)');
 
