@@ -22,7 +22,10 @@ export default async function setup(project: TestProject) {
     return;
   }
   // A project without file parallelism resolves to one worker.
-  const names = Array.from({ length: project.config.maxWorkers }, () => `ukiyo_it_${randomBytes(6).toString('hex')}`);
+  const names = Array.from(
+    { length: project.config.maxWorkers },
+    () => `ukiyo_it_${randomBytes(6).toString('hex')}`,
+  );
   await onServer(
     serverUrl,
     names.map((name) => `create database ${name}`),
