@@ -18,7 +18,13 @@ import type { Logger } from 'pino';
 import { AccessLog, RequestIds } from './access-log.ts';
 import { serverNameOf, type HitRequest, type HotAnswer } from './hot-socket.ts';
 import { clientAddress } from './acl.ts';
-import { DiskCache, type IndexedMeta, type VariantMeta } from './cache/disk-cache.ts';
+import {
+  DiskCache,
+  indexedMeta,
+  type IndexedMeta,
+  type Revalidation,
+  type VariantMeta,
+} from './cache/disk-cache.ts';
 import type { SharedTier } from './cache/shared-tier.ts';
 import { SourceCache } from './cache/source-cache.ts';
 import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
@@ -26,7 +32,13 @@ import { surrogateKeys } from './surrogate-keys.ts';
 import { Coalescer } from './coalesce.ts';
 import type { EdgeMetrics } from './metrics.ts';
 import type { CacheResult, Delivery, Metering } from './metering.ts';
-import { OriginError, type FetchedImage } from './origins/errors.ts';
+import {
+  OriginError,
+  type FetchedImage,
+  type OriginHeaders,
+  type OriginValidators,
+  type Unchanged,
+} from './origins/errors.ts';
 import type { HttpFetcher } from './origins/http.ts';
 import { hostName, type EdgeOrigin, type OriginRegistry } from './origins/registry.ts';
 import type { S3Fetcher } from './origins/s3.ts';
@@ -42,6 +54,8 @@ interface Variant {
   shared?: boolean;
   /** Made by another request's conversion this one waited for. */
   coalesced?: boolean;
+  /** The stored copy, fresh again: the origin answered that its original is unchanged. */
+  revalidated?: boolean;
 }
 
 /** A refusal answered as plain text; never logged as a failure of the service. */
@@ -123,7 +137,7 @@ const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
  */
 export class EdgeHandler {
   private readonly variants = new Coalescer<Variant>();
-  private readonly sources = new Coalescer<FetchedImage>();
+  private readonly sources = new Coalescer<FetchedImage | Unchanged>();
   private readonly recentSources = new SourceCache({ maxTtlMs: 10_000, maxBytes: 64 * 1024 ** 2 });
   private readonly transforms: TransformQueue;
   private readonly memos = new Map<string, Memo>();
@@ -435,9 +449,8 @@ export class EdgeHandler {
       return { variant: cached, cache: hot ? 'memory' : 'disk', resolved };
     const url = `http://${hostHeader}${req.url ?? '/'}`;
     try {
-      const variant = await this.produce(resolved, req.headers.accept, url);
-      const cache = variant.shared ? 'shared' : variant.coalesced ? 'coalesced' : 'miss';
-      return { variant, cache, resolved };
+      const variant = await this.produce(resolved, req.headers.accept, url, cached);
+      return { variant, cache: producedBy(variant, hot !== undefined), resolved };
     } catch (error) {
       // The origin failing (not refusing) is when a stale copy beats an error page, for as long
       // as its stale-if-error allows.
@@ -518,7 +531,16 @@ export class EdgeHandler {
     this.memos.set(key, { generation, resolved, signature, ids: new Map([[choice, resolved.id]]) });
   }
 
-  private produce(resolved: Resolved, accept: string | undefined, url: string): Promise<Variant> {
+  /**
+   * The variant made (or found in the shared tier), or `stored`, a stale copy, made fresh again
+   * when the origin answers that its original is unchanged.
+   */
+  private produce(
+    resolved: Resolved,
+    accept: string | undefined,
+    url: string,
+    stored: { meta: IndexedMeta; data: Buffer } | undefined,
+  ): Promise<Variant> {
     const { origin, params } = resolved;
     const tenant = String(origin.organizationId);
     const coalesced = this.variants.isRunning(resolved.id);
@@ -526,12 +548,18 @@ export class EdgeHandler {
       const shared = await this.deps.shared?.load(resolved.id);
       if (shared) {
         await this.keep(resolved.id, shared.meta, shared.data);
-        const { url: _url, imagePath: _imagePath, ...meta } = shared.meta;
-        return { meta, data: shared.data, shared: true };
+        return { meta: indexedMeta(shared.meta), data: shared.data, shared: true };
+      }
+      const revalidation = stored && (await this.deps.cache.revalidationOf(resolved.id));
+      let changed: FetchedImage | undefined;
+      if (stored && revalidation) {
+        const answer = await this.fetchSource(origin, resolved.sourcePath, revalidation.validators);
+        if ('unchanged' in answer) return this.refresh(resolved, url, stored, revalidation, answer);
+        changed = answer;
       }
       const refused = this.transforms.refusal(tenant);
       if (refused) throw refused;
-      const source = await this.fetchSource(origin, resolved.sourcePath);
+      const source = changed ?? (await this.fetchSource(origin, resolved.sourcePath));
       const result = await this.transforms.run(tenant, source.data.length, async () => {
         const stop = this.deps.metrics.transform.startTimer();
         try {
@@ -548,48 +576,95 @@ export class EdgeHandler {
           stop();
         }
       });
-      const now = Date.now();
-      const policy = policyOf(origin, source, now);
-      const freshUntil = now + policy.maxAge * 1000;
+      const { freshness, revalidation: next, noStore, maxAge } = freshnessOf(origin, source);
       const meta: IndexedMeta = {
         contentType: result.contentType,
         etag: `"${hash('sha256', result.data, 'base64url').slice(0, 27)}"`,
         varyAccept: result.varyAccept,
-        freshUntil,
         sourceBytes: source.data.length,
-        ...(policy.staleIfError === undefined ? {} : { staleUntil: freshUntil + policy.staleIfError * 1000 }),
+        ...freshness,
       };
-      const noStore = policy.cacheControl === 'no-store';
       if (!noStore) {
-        const stored = { url, imagePath: resolved.imagePath, ...meta };
-        await this.keep(resolved.id, stored, result.data);
+        const kept = { url, imagePath: resolved.imagePath, ...meta, revalidation: next };
+        await this.keep(resolved.id, kept, result.data);
         // Shared off the answer's path; a variant already stale is of no use to another edge.
-        if (policy.maxAge > 0) this.deps.shared?.store(resolved.id, stored, result.data);
+        if (maxAge > 0) this.deps.shared?.store(resolved.id, kept, result.data);
       }
       return { meta, data: result.data, noStore };
     });
     return coalesced ? made.then((variant) => ({ ...variant, coalesced: true })) : made;
   }
 
-  private async fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage> {
+  /**
+   * A stale variant whose original the origin says is unchanged (304), fresh again by what the
+   * origin says now; headers the answer leaves out are those of the original it was made from
+   * (RFC 9111 4.3.4). Written back, unless the origin now forbids storing it.
+   */
+  private async refresh(
+    resolved: Resolved,
+    url: string,
+    stored: { meta: IndexedMeta; data: Buffer },
+    revalidation: Revalidation,
+    answer: Unchanged,
+  ): Promise<Variant> {
+    const headers: OriginHeaders = {
+      cacheControl: answer.cacheControl ?? revalidation.cacheControl,
+      expires: answer.expires ?? revalidation.expires,
+      age: answer.age ?? null,
+      date: answer.date ?? null,
+      validators: { ...revalidation.validators, ...answer.validators },
+    };
+    const { freshness, revalidation: next, noStore } = freshnessOf(resolved.origin, headers);
+    const { staleUntil: _staleUntil, ...kept } = stored.meta;
+    const meta: IndexedMeta = { ...kept, ...freshness };
+    if (!noStore)
+      await this.keep(
+        resolved.id,
+        { url, imagePath: resolved.imagePath, ...meta, revalidation: next },
+        stored.data,
+      );
+    return { meta, data: stored.data, noStore, revalidated: true };
+  }
+
+  /**
+   * The original at `path`; with `ifChanged`, or that the origin's own is still that version. An
+   * original fetched in the last seconds (`recentSources`) is taken as it is.
+   */
+  private fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage>;
+  private fetchSource(
+    origin: EdgeOrigin,
+    path: string,
+    ifChanged: OriginValidators,
+  ): Promise<FetchedImage | Unchanged>;
+  private async fetchSource(
+    origin: EdgeOrigin,
+    path: string,
+    ifChanged?: OriginValidators,
+  ): Promise<FetchedImage | Unchanged> {
     const { source } = origin;
     const key = `${origin.id}|${origin.version}|${path}`;
     const held = this.recentSources.get(key);
     if (held) return held;
-    return this.sources.run(key, async () => {
+    // Conditional fetches of one version share their answer (a srcset's widths gone stale together).
+    const run = ifChanged ? `${key}|${ifChanged.etag ?? ''}|${ifChanged.lastModified ?? ''}` : key;
+    return this.sources.run(run, async () => {
       const stop = this.deps.metrics.originFetch.startTimer({ kind: source.kind });
-      let image: FetchedImage;
+      let image: FetchedImage | Unchanged;
       try {
         image =
           source.kind === 'http'
-            ? await this.deps.http.fetch(source.config, path)
-            : await this.deps.s3.fetch(source.config, path);
-        stop({ outcome: 'ok' });
-        this.deps.metering.originFetched(origin.id, origin.organizationId, image.data.length);
+            ? await this.deps.http.fetch(source.config, path, ifChanged)
+            : await this.deps.s3.fetch(source.config, path, ifChanged);
       } catch (error) {
         stop({ outcome: error instanceof OriginError ? error.kind : 'error' });
         throw error;
       }
+      if ('unchanged' in image) {
+        stop({ outcome: 'unchanged' });
+        return image;
+      }
+      stop({ outcome: 'ok' });
+      this.deps.metering.originFetched(origin.id, origin.organizationId, image.data.length);
       this.recentSources.put(key, origin.id, image, policyOf(origin, image, Date.now()).maxAge * 1000);
       return image;
     });
@@ -683,8 +758,16 @@ const ORIGIN_REASON: Record<OriginError['kind'], string> = {
   'too-large': 'the origin image is too large',
 };
 
+/** Where a variant made or found for a request came from, as the analytics count it. */
+function producedBy(variant: Variant, storedInMemory: boolean): CacheResult {
+  if (variant.shared) return 'shared';
+  if (variant.coalesced) return 'coalesced';
+  if (variant.revalidated) return storedInMemory ? 'memory' : 'disk';
+  return 'miss';
+}
+
 /** How long what the origin sent may be kept, by its headers or else the origin's defaultCache. */
-function policyOf(origin: EdgeOrigin, image: FetchedImage, now: number) {
+function policyOf(origin: EdgeOrigin, image: OriginHeaders, now: number) {
   return cachePolicy({
     now: new Date(now),
     defaultCacheSeconds: origin.defaultCache,
@@ -693,6 +776,26 @@ function policyOf(origin: EdgeOrigin, image: FetchedImage, now: number) {
     originAge: image.age,
     originDate: image.date,
   });
+}
+
+/**
+ * A variant's freshness from what the origin said of its original, and what to ask the origin
+ * with once it is stale (when the origin named the original's version).
+ */
+function freshnessOf(origin: EdgeOrigin, headers: OriginHeaders) {
+  const now = Date.now();
+  const policy = policyOf(origin, headers, now);
+  const freshUntil = now + policy.maxAge * 1000;
+  const { validators, cacheControl, expires } = headers;
+  return {
+    freshness: {
+      freshUntil,
+      ...(policy.staleIfError === undefined ? {} : { staleUntil: freshUntil + policy.staleIfError * 1000 }),
+    },
+    revalidation: validators && ({ validators, cacheControl, expires } satisfies Revalidation),
+    noStore: policy.cacheControl === 'no-store',
+    maxAge: policy.maxAge,
+  };
 }
 
 /** A variant's answer headers at `now`: its lifetime left, capped by the URL's expiry. */

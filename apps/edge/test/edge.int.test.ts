@@ -35,6 +35,10 @@ class LocalOrigin {
   delayMs = 0;
   cacheControl: string | null = null;
   age: string | null = null;
+  /** The originals' version: sent as ETag, and a request naming it in If-None-Match gets 304. */
+  etag: string | null = null;
+  /** The conditional requests answered 304. */
+  notModified = 0;
   private server!: Server;
   port = 0;
 
@@ -57,11 +61,16 @@ class LocalOrigin {
           return res.writeHead(302, { location: '/base/images/photo.jpg' }).end();
         const file = files[path];
         if (!file) return res.writeHead(404).end('no');
+        if (this.etag && req.headers['if-none-match'] === this.etag) {
+          this.notModified++;
+          return res.writeHead(304, { etag: this.etag }).end();
+        }
         res.writeHead(200, {
           'content-type': file[1],
           'content-length': file[0].length,
           ...(this.cacheControl ? { 'cache-control': this.cacheControl } : {}),
           ...(this.age ? { age: this.age } : {}),
+          ...(this.etag ? { etag: this.etag } : {}),
         });
         res.end(file[0]);
       }, this.delayMs);
@@ -415,6 +424,40 @@ describe('the cache', () => {
     expect(respelled.headers['x-cache']).toBe('HIT');
   });
 
+  it("asks the origin whether a stale variant's original changed: 304 serves the copy, a new version is converted", async () => {
+    // `no-cache`: every copy is stale at once, so each request asks the origin.
+    origin.cacheControl = 'no-cache';
+    origin.etag = '"v1"';
+    await edge.purge(plain.originID, '/images/photo.jpg'); // also forgets the recent original
+    try {
+      const path = '/w=161/images/photo.jpg';
+      const fetched = () => origin.hitsOf('/images/photo.jpg');
+      const before = { fetched: fetched(), notModified: origin.notModified };
+      const first = await get(edge, plain.name, path);
+      expect(first.headers['x-cache']).toBe('MISS');
+      const again = await Promise.all([get(edge, plain.name, path), get(edge, plain.name, path)]);
+      // One conditional request for both, answered 304: the copy is served, not converted again.
+      expect(fetched()).toBe(before.fetched + 2);
+      expect(origin.notModified).toBe(before.notModified + 1);
+      expect(again.every(({ body }) => body.equals(first.body))).toBe(true);
+      expect(again[0]!.headers['x-cache']).toBe('HIT');
+      expect(again[0]!.headers['cache-control']).toBe('no-cache');
+      // The copy remembers the version after it was made fresh again.
+      expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
+      expect(origin.notModified).toBe(before.notModified + 2);
+
+      origin.etag = '"v2"';
+      const changed = await get(edge, plain.name, path);
+      expect(changed.headers['x-cache']).toBe('MISS');
+      expect(origin.notModified).toBe(before.notModified + 2);
+      expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
+      expect(origin.notModified).toBe(before.notModified + 3);
+    } finally {
+      origin.cacheControl = null;
+      origin.etag = null;
+    }
+  });
+
   it('coalesces concurrent identical misses into one origin fetch', async () => {
     origin.delayMs = 200;
     await edge.purge(plain.originID, '/images/photo.jpg');
@@ -595,28 +638,48 @@ describe('S3 origins', () => {
     await s3rver.close();
   });
 
-  it('fetches through SigV4 with a path-style custom endpoint and pathPrefix', async () => {
-    const bucketOrigin = await addOrigin(
-      {
-        kind: OriginKind.s3,
-        config: {
-          accessKeyID: 'S3RVER',
-          secretAccessKey: 'S3RVER',
-          endPoint,
-          region: 'us-east-1',
-          bucket: 'pictures',
-          pathPrefix: '/prefix/',
-        },
+  /** An origin of the `pictures` bucket under `pathPrefix`, loaded by the edge. */
+  const picturesOrigin = async (pathPrefix: string, overrides: Record<string, unknown> = {}) => {
+    const added = await addOrigin({
+      kind: OriginKind.s3,
+      config: {
+        accessKeyID: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        endPoint,
+        region: 'us-east-1',
+        bucket: 'pictures',
+        pathPrefix,
       },
-      {},
-    );
+      ...overrides,
+    });
     await edge.refreshOrigins();
+    return added;
+  };
+
+  it('fetches through SigV4 with a path-style custom endpoint and pathPrefix', async () => {
+    const bucketOrigin = await picturesOrigin('/prefix/');
     const answer = await get(edge, bucketOrigin.name, '/w=120,f=webp/dir/photo%20one.jpg');
     expect(answer.status, answer.body.toString()).toBe(200);
     expect(await size(answer.body)).toEqual([120, 90, 'webp']);
     expect((await get(edge, bucketOrigin.name, '/dir/missing.jpg')).status).toBe(404);
     const guarded = await startEdge({ ALLOW_PRIVATE_ORIGINS: false });
     expect((await get(guarded, bucketOrigin.name, '/dir/photo%20one.jpg')).status).toBe(502);
+  });
+
+  it("asks the bucket whether a stale variant's object changed (If-None-Match on its ETag)", async () => {
+    const put = (body: Buffer) =>
+      s3.send(new PutObjectCommand({ Bucket: 'pictures', Key: 'fresh/photo.jpg', Body: body }));
+    await put(photo);
+    // defaultCache 0: every copy is stale at once, so each request asks the bucket.
+    const bucketOrigin = await picturesOrigin('fresh', { defaultCache: 0 });
+    const first = await get(edge, bucketOrigin.name, '/w=50/photo.jpg');
+    expect(first.headers['x-cache']).toBe('MISS');
+    const again = await get(edge, bucketOrigin.name, '/w=50/photo.jpg');
+    expect(again.headers['x-cache']).toBe('HIT');
+    expect(again.body.equals(first.body)).toBe(true);
+    // Another object under the key: another ETag, converted afresh.
+    await put(logo);
+    expect((await get(edge, bucketOrigin.name, '/w=50/photo.jpg')).headers['x-cache']).toBe('MISS');
   });
 
   it('marks an origin Error, with the reason, when the edge cannot load it', async () => {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { OriginValidators } from '../origins/errors.ts';
 
 /** What a stored variant needs to be answered without touching the origin. */
 export interface VariantMeta {
@@ -24,10 +25,32 @@ export interface VariantMeta {
    * by any prefix of its origin, as it cannot be told apart).
    */
   imagePath?: string;
+  /**
+   * The original's version the variant was made from and what the origin said of its freshness
+   * then, when the origin named a version: once the variant is stale the edge asks the origin
+   * whether the original changed, and an unchanged one makes the variant fresh again.
+   */
+  revalidation?: Revalidation;
+}
+
+export interface Revalidation {
+  validators: OriginValidators;
+  cacheControl: string | null;
+  expires: string | null;
 }
 
 /** A variant as the index keeps it: the meta less its URL and path, which stay on disk. */
-export type IndexedMeta = Omit<VariantMeta, 'url' | 'imagePath'>;
+/** What the index holds of a variant's meta: the rest is read from its file when needed. */
+export type IndexedMeta = Omit<VariantMeta, 'url' | 'imagePath' | 'revalidation'>;
+
+export function indexedMeta({
+  url: _url,
+  imagePath: _imagePath,
+  revalidation: _revalidation,
+  ...indexed
+}: VariantMeta): IndexedMeta {
+  return indexed;
+}
 
 /** Whether a variant of `imagePath` (unknown: an older file) falls under a purge of `pathPrefix`. */
 export function underPrefix(imagePath: string | undefined, pathPrefix: string): boolean {
@@ -228,7 +251,7 @@ export class DiskCache {
       await this.remove(id);
       return undefined;
     }
-    const { url: _url, imagePath: _imagePath, ...meta } = decoded.meta;
+    const meta = indexedMeta(decoded.meta);
     const entry = this.entries.get(id) ?? this.index(id, file.length);
     entry.meta = meta;
     entry.used = true;
@@ -269,12 +292,19 @@ export class DiskCache {
       throw error;
     }
     this.drop(id);
-    const { url: _url, imagePath: _imagePath, ...indexed } = meta;
     const entry = this.index(id, head.length + data.length);
-    entry.meta = indexed;
+    entry.meta = indexedMeta(meta);
     const held = heldCopy(data);
     this.keepHot(entry, held.data, held.bytes);
     await this.evict();
+  }
+
+  /**
+   * How to ask the origin whether a stored variant's original changed, from its file: read only
+   * for a stale variant, so the index need not hold it for every one.
+   */
+  async revalidationOf(id: string): Promise<Revalidation | undefined> {
+    return (await readMeta(join(this.options.dir, id)))?.revalidation;
   }
 
   /** The URLs of every stored variant of one source image, from the files (any worker's). */

@@ -15,13 +15,40 @@ export class OriginError extends Error {
   }
 }
 
-export interface FetchedImage {
-  data: Buffer;
+/** What the origin said of an original's freshness and version, with or without its bytes. */
+export interface OriginHeaders {
   cacheControl: string | null;
   expires: string | null;
   /** HTTP origins' `Age` and `Date`, which the cache policy counts freshness with. */
   age?: string | null;
   date?: string | null;
+  /** The original's version as the origin names it (`ETag`, `Last-Modified`), when it does. */
+  validators?: OriginValidators;
+}
+
+export interface OriginValidators {
+  etag?: string;
+  lastModified?: string;
+}
+
+export interface FetchedImage extends OriginHeaders {
+  data: Buffer;
+}
+
+/**
+ * The origin's answer to a fetch conditional on `validators` (304 Not Modified): the edge's
+ * copy is still the original's, fresh again by these headers.
+ */
+export interface Unchanged extends OriginHeaders {
+  unchanged: true;
+}
+
+/** A version's validators, or none when the origin named none. */
+export function validatorsOf(etag: string | undefined, lastModified: string | undefined) {
+  if (!etag && !lastModified) return {};
+  return {
+    validators: { ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) },
+  } satisfies Pick<OriginHeaders, 'validators'>;
 }
 
 /** An origin's answer as origin.check reports it; `bytes` counts the body read, at most the check's limit. */

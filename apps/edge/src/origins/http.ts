@@ -3,9 +3,13 @@ import { request as httpsRequest } from 'node:https';
 import {
   OriginError,
   readLimited,
+  validatorsOf,
   type FetchedImage,
+  type OriginHeaders,
   type OriginLimits,
   type OriginProbe,
+  type OriginValidators,
+  type Unchanged,
 } from './errors.ts';
 import { fetchSample, isSampleHost, probeSample } from './samples.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
@@ -47,12 +51,23 @@ export class HttpFetcher {
     this.agents = guardedAgents(allowPrivate);
   }
 
-  /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
-  async fetch(config: HttpOriginConfig, path: string): Promise<FetchedImage> {
+  /**
+   * `path`: decoded, with leading slash, inside the origin (pathPrefix is added here).
+   * `ifChanged`: the version the edge holds; the origin may answer that it is unchanged.
+   */
+  async fetch(
+    config: HttpOriginConfig,
+    path: string,
+    ifChanged?: OriginValidators,
+  ): Promise<FetchedImage | Unchanged> {
     if (isSampleHost(config.host)) return fetchSample(path);
     const signal = AbortSignal.timeout(this.limits.timeoutMs);
-    const response = await this.open(config, path, signal);
+    const response = await this.open(config, path, signal, ifChanged);
     const status = response.statusCode ?? 0;
+    if (status === 304 && ifChanged) {
+      response.resume();
+      return { unchanged: true, ...headersOf(response) };
+    }
     if (status === 404 || status === 410) {
       response.resume();
       throw new OriginError('not-found', `origin answered ${status}`);
@@ -71,13 +86,7 @@ export class HttpFetcher {
         throw signal.aborted ? timeoutError() : error instanceof OriginError ? error : failed(error);
       },
     );
-    return {
-      data,
-      cacheControl: response.headers['cache-control'] ?? null,
-      expires: response.headers.expires ?? null,
-      age: response.headers.age ?? null,
-      date: response.headers.date ?? null,
-    };
+    return { data, ...headersOf(response) };
   }
 
   /**
@@ -108,12 +117,17 @@ export class HttpFetcher {
   }
 
   /** The origin's answer to GET `path` once redirects are followed; the caller reads its body. */
-  private async open(config: HttpOriginConfig, path: string, signal: AbortSignal): Promise<IncomingMessage> {
+  private async open(
+    config: HttpOriginConfig,
+    path: string,
+    signal: AbortSignal,
+    ifChanged?: OriginValidators,
+  ): Promise<IncomingMessage> {
     const prefix = config.pathPrefix ? `/${config.pathPrefix.replace(/\/+$/, '')}` : '';
     let url = new URL(`${config.scheme}://${config.host}${encodePath(prefix + path)}`);
     let hostHeader: string | undefined = config.rewriteHost || undefined;
     for (let hop = 0; ; hop++) {
-      const response = await this.get(url, hostHeader, signal);
+      const response = await this.get(url, hostHeader, signal, ifChanged);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (status < 300 || status >= 400 || !location) return response;
@@ -133,7 +147,12 @@ export class HttpFetcher {
     this.agents.https.destroy();
   }
 
-  private get(url: URL, hostHeader: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  private get(
+    url: URL,
+    hostHeader: string | undefined,
+    signal: AbortSignal,
+    ifChanged: OriginValidators = {},
+  ): Promise<IncomingMessage> {
     checkLiteralHost(url.hostname, this.allowPrivate);
     const https = url.protocol === 'https:';
     const send = https ? httpsRequest : httpRequest;
@@ -146,6 +165,7 @@ export class HttpFetcher {
             accept: 'image/*,*/*;q=0.8',
             'user-agent': 'ukiyo-edge',
             ...(hostHeader ? { host: hostHeader } : {}),
+            ...conditionOf(ifChanged),
           },
           signal,
           ...(https && hostHeader ? { servername: hostHeader.replace(/:\d+$/, '') } : {}),
@@ -160,6 +180,27 @@ export class HttpFetcher {
       request.end();
     });
   }
+}
+
+/**
+ * The request headers asking for `version` only if it changed: the ETag when there is one, as
+ * it tells apart versions a Last-Modified of whole seconds does not (and not both: some servers
+ * answer 304 when either holds).
+ */
+function conditionOf(version: OriginValidators): Record<string, string> {
+  if (version.etag) return { 'if-none-match': version.etag };
+  return version.lastModified ? { 'if-modified-since': version.lastModified } : {};
+}
+
+function headersOf(response: IncomingMessage): OriginHeaders {
+  const { headers } = response;
+  return {
+    cacheControl: headers['cache-control'] ?? null,
+    expires: headers.expires ?? null,
+    age: headers.age ?? null,
+    date: headers.date ?? null,
+    ...validatorsOf(headers.etag, headers['last-modified']),
+  };
 }
 
 function timeoutError(): OriginError {

@@ -3,9 +3,12 @@ import type { Readable } from 'node:stream';
 import {
   OriginError,
   readLimited,
+  validatorsOf,
   type FetchedImage,
   type OriginLimits,
   type OriginProbe,
+  type OriginValidators,
+  type Unchanged,
 } from './errors.ts';
 import { s3Sdk } from './s3-sdk.ts';
 import { checkLiteralHost, guardedAgents } from './ssrf.ts';
@@ -33,11 +36,18 @@ export class S3Fetcher {
     this.agents = guardedAgents(allowPrivate);
   }
 
-  /** `path`: decoded, with leading slash, inside the origin (pathPrefix is added here). */
-  async fetch(config: S3OriginConfig, path: string): Promise<FetchedImage> {
+  /**
+   * `path`: decoded, with leading slash, inside the origin (pathPrefix is added here).
+   * `ifChanged`: the version the edge holds; the bucket may answer that it is unchanged.
+   */
+  async fetch(
+    config: S3OriginConfig,
+    path: string,
+    ifChanged?: OriginValidators,
+  ): Promise<FetchedImage | Unchanged> {
     const signal = AbortSignal.timeout(this.limits.timeoutMs);
     try {
-      const output = await this.getObject(config, path, signal);
+      const output = await this.getObject(config, path, signal, ifChanged);
       if ((output.ContentLength ?? 0) > this.limits.maxBytes)
         throw new OriginError('too-large', `origin image exceeds ${this.limits.maxBytes} bytes`);
       const data = await readLimited(
@@ -50,11 +60,14 @@ export class S3Fetcher {
         data,
         cacheControl: output.CacheControl ?? null,
         expires: output.ExpiresString ?? null,
+        ...validatorsOf(output.ETag, output.LastModified?.toUTCString()),
       };
     } catch (error) {
       const { S3ServiceException } = await s3Sdk();
       if (error instanceof S3ServiceException && !signal.aborted) {
         const status = error.$metadata.httpStatusCode;
+        // The SDK reads no headers from a 304: the copy's stored ones stand.
+        if (status === 304 && ifChanged) return { unchanged: true, cacheControl: null, expires: null };
         if (error.name === 'NoSuchKey' || status === 404)
           throw new OriginError('not-found', 'no such object in the bucket');
         throw new OriginError('failed', `S3 answered ${status ?? ''} ${error.name}`.trim(), { cause: error });
@@ -109,13 +122,25 @@ export class S3Fetcher {
     return prefix ? `${prefix}${path}` : path.slice(1);
   }
 
-  private async getObject(config: S3OriginConfig, path: string, signal: AbortSignal) {
+  private async getObject(
+    config: S3OriginConfig,
+    path: string,
+    signal: AbortSignal,
+    ifChanged: OriginValidators = {},
+  ) {
     if (config.endPoint) checkLiteralHost(new URL(config.endPoint).hostname, this.allowPrivate);
     const { GetObjectCommand } = await s3Sdk();
     const client = await this.client(config);
-    return client.send(new GetObjectCommand({ Bucket: config.bucket, Key: this.keyOf(config, path) }), {
-      abortSignal: signal,
-    });
+    const { etag, lastModified } = ifChanged;
+    return client.send(
+      new GetObjectCommand({
+        Bucket: config.bucket,
+        Key: this.keyOf(config, path),
+        // The ETag when there is one (http.ts conditionOf says why not both).
+        ...(etag ? { IfNoneMatch: etag } : lastModified ? { IfModifiedSince: new Date(lastModified) } : {}),
+      }),
+      { abortSignal: signal },
+    );
   }
 
   close(): void {
