@@ -39,8 +39,10 @@ export interface Revalidation {
   expires: string | null;
 }
 
-/** A variant as the index keeps it: the meta less its URL and path, which stay on disk. */
-/** What the index holds of a variant's meta: the rest is read from its file when needed. */
+/**
+ * A variant as the index keeps it: the meta less its URL, path and revalidation, which stay on
+ * disk and are read from the file when needed.
+ */
 export type IndexedMeta = Omit<VariantMeta, 'url' | 'imagePath' | 'revalidation'>;
 
 export function indexedMeta({
