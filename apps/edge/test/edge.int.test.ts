@@ -35,8 +35,11 @@ class LocalOrigin {
   delayMs = 0;
   cacheControl: string | null = null;
   age: string | null = null;
-  /** The originals' version: sent as ETag, and a request naming it in If-None-Match gets 304. */
-  etag: string | null = null;
+  /**
+   * The originals' version, sent as this header (`etag` or `last-modified`); a request naming it
+   * in the matching condition (If-None-Match, If-Modified-Since) gets 304.
+   */
+  version: { header: 'etag' | 'last-modified'; value: string } | null = null;
   /** The conditional requests answered 304. */
   notModified = 0;
   private server!: Server;
@@ -61,16 +64,18 @@ class LocalOrigin {
           return res.writeHead(302, { location: '/base/images/photo.jpg' }).end();
         const file = files[path];
         if (!file) return res.writeHead(404).end('no');
-        if (this.etag && req.headers['if-none-match'] === this.etag) {
+        const version = this.version;
+        const condition = version?.header === 'etag' ? 'if-none-match' : 'if-modified-since';
+        if (version && req.headers[condition] === version.value) {
           this.notModified++;
-          return res.writeHead(304, { etag: this.etag }).end();
+          return res.writeHead(304, { [version.header]: version.value }).end();
         }
         res.writeHead(200, {
           'content-type': file[1],
           'content-length': file[0].length,
           ...(this.cacheControl ? { 'cache-control': this.cacheControl } : {}),
           ...(this.age ? { age: this.age } : {}),
-          ...(this.etag ? { etag: this.etag } : {}),
+          ...(this.version ? { [this.version.header]: this.version.value } : {}),
         });
         res.end(file[0]);
       }, this.delayMs);
@@ -424,39 +429,45 @@ describe('the cache', () => {
     expect(respelled.headers['x-cache']).toBe('HIT');
   });
 
-  it("asks the origin whether a stale variant's original changed: 304 serves the copy, a new version is converted", async () => {
-    // `no-cache`: every copy is stale at once, so each request asks the origin.
-    origin.cacheControl = 'no-cache';
-    origin.etag = '"v1"';
-    await edge.purge(plain.originID, '/images/photo.jpg'); // also forgets the recent original
-    try {
-      const path = '/w=161/images/photo.jpg';
-      const fetched = () => origin.hitsOf('/images/photo.jpg');
-      const before = { fetched: fetched(), notModified: origin.notModified };
-      const first = await get(edge, plain.name, path);
-      expect(first.headers['x-cache']).toBe('MISS');
-      const again = await Promise.all([get(edge, plain.name, path), get(edge, plain.name, path)]);
-      // One conditional request for both, answered 304: the copy is served, not converted again.
-      expect(fetched()).toBe(before.fetched + 2);
-      expect(origin.notModified).toBe(before.notModified + 1);
-      expect(again.every(({ body }) => body.equals(first.body))).toBe(true);
-      expect(again[0]!.headers['x-cache']).toBe('HIT');
-      expect(again[0]!.headers['cache-control']).toBe('no-cache');
-      // The copy remembers the version after it was made fresh again.
-      expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
-      expect(origin.notModified).toBe(before.notModified + 2);
+  it.each([
+    ['etag', '"v1"', '"v2"'],
+    ['last-modified', 'Wed, 01 Jan 2025 00:00:00 GMT', 'Thu, 02 Jan 2025 00:00:00 GMT'],
+  ] as const)(
+    "asks the origin whether a stale variant's original changed (%s): 304 serves the copy, a new version is converted",
+    async (header, first, second) => {
+      // `no-cache`: every copy is stale at once, so each request asks the origin.
+      origin.cacheControl = 'no-cache';
+      origin.version = { header, value: first };
+      await edge.purge(plain.originID, '/images/photo.jpg'); // also forgets the recent original
+      try {
+        const path = '/w=161/images/photo.jpg';
+        const fetched = () => origin.hitsOf('/images/photo.jpg');
+        const before = { fetched: fetched(), notModified: origin.notModified };
+        const made = await get(edge, plain.name, path);
+        expect(made.headers['x-cache']).toBe('MISS');
+        const again = await Promise.all([get(edge, plain.name, path), get(edge, plain.name, path)]);
+        // One conditional request for both, answered 304: the copy is served, not converted again.
+        expect(fetched()).toBe(before.fetched + 2);
+        expect(origin.notModified).toBe(before.notModified + 1);
+        expect(again.every(({ body }) => body.equals(made.body))).toBe(true);
+        expect(again[0]!.headers['x-cache']).toBe('HIT');
+        expect(again[0]!.headers['cache-control']).toBe('no-cache');
+        // The copy remembers the version after it was made fresh again.
+        expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
+        expect(origin.notModified).toBe(before.notModified + 2);
 
-      origin.etag = '"v2"';
-      const changed = await get(edge, plain.name, path);
-      expect(changed.headers['x-cache']).toBe('MISS');
-      expect(origin.notModified).toBe(before.notModified + 2);
-      expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
-      expect(origin.notModified).toBe(before.notModified + 3);
-    } finally {
-      origin.cacheControl = null;
-      origin.etag = null;
-    }
-  });
+        origin.version = { header, value: second };
+        const changed = await get(edge, plain.name, path);
+        expect(changed.headers['x-cache']).toBe('MISS');
+        expect(origin.notModified).toBe(before.notModified + 2);
+        expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
+        expect(origin.notModified).toBe(before.notModified + 3);
+      } finally {
+        origin.cacheControl = null;
+        origin.version = null;
+      }
+    },
+  );
 
   it('coalesces concurrent identical misses into one origin fetch', async () => {
     origin.delayMs = 200;
