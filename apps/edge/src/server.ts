@@ -598,7 +598,7 @@ export class EdgeHandler {
   /**
    * A stale variant whose original the origin says is unchanged (304), fresh again by what the
    * origin says now; headers the answer leaves out are those of the original it was made from
-   * (RFC 9111 4.3.4). Written back, unless the origin now forbids storing it.
+   * (RFC 9111 4.3.4). Written back when that makes it fresh for a while.
    */
   private async refresh(
     resolved: Resolved,
@@ -614,10 +614,11 @@ export class EdgeHandler {
       date: answer.date ?? null,
       validators: { ...revalidation.validators, ...answer.validators },
     };
-    const { freshness, revalidation: next, noStore } = freshnessOf(resolved.origin, headers);
+    const { freshness, revalidation: next, noStore, maxAge } = freshnessOf(resolved.origin, headers);
     const { staleUntil: _staleUntil, ...kept } = stored.meta;
     const meta: IndexedMeta = { ...kept, ...freshness };
-    if (!noStore)
+    // A copy stale again at once (`no-cache`) is left as it is: the next request asks again.
+    if (!noStore && maxAge > 0)
       await this.keep(
         resolved.id,
         { url, imagePath: resolved.imagePath, ...meta, revalidation: next },

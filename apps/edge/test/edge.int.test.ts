@@ -68,7 +68,12 @@ class LocalOrigin {
         const condition = version?.header === 'etag' ? 'if-none-match' : 'if-modified-since';
         if (version && req.headers[condition] === version.value) {
           this.notModified++;
-          return res.writeHead(304, { [version.header]: version.value }).end();
+          return res
+            .writeHead(304, {
+              [version.header]: version.value,
+              ...(this.cacheControl ? { 'cache-control': this.cacheControl } : {}),
+            })
+            .end();
         }
         res.writeHead(200, {
           'content-type': file[1],
@@ -452,7 +457,7 @@ describe('the cache', () => {
         expect(again.every(({ body }) => body.equals(made.body))).toBe(true);
         expect(again[0]!.headers['x-cache']).toBe('HIT');
         expect(again[0]!.headers['cache-control']).toBe('no-cache');
-        // The copy remembers the version after it was made fresh again.
+        // Still stale (no-cache): the next request asks again, with the same version.
         expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
         expect(origin.notModified).toBe(before.notModified + 2);
 
@@ -462,6 +467,15 @@ describe('the cache', () => {
         expect(origin.notModified).toBe(before.notModified + 2);
         expect((await get(edge, plain.name, path)).headers['x-cache']).toBe('HIT');
         expect(origin.notModified).toBe(before.notModified + 3);
+
+        // A 304 that gives freshness makes the copy fresh: later requests do not ask.
+        origin.cacheControl = 'max-age=60';
+        expect((await get(edge, plain.name, path)).headers['cache-control']).toBe('public, max-age=60');
+        expect(origin.notModified).toBe(before.notModified + 4);
+        const fresh = await get(edge, plain.name, path);
+        expect(fresh.headers['x-cache']).toBe('HIT');
+        expect(fresh.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
+        expect(origin.notModified).toBe(before.notModified + 4);
       } finally {
         origin.cacheControl = null;
         origin.version = null;
