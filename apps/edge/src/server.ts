@@ -629,7 +629,7 @@ export class EdgeHandler {
 
   /**
    * The original at `path`; with `ifChanged`, or that the origin's own is still that version. An
-   * original fetched in the last seconds (`recentSources`) is taken as it is.
+   * original fetched in the last seconds (`recentSources`) answers for the origin.
    */
   private fetchSource(origin: EdgeOrigin, path: string): Promise<FetchedImage>;
   private fetchSource(
@@ -645,7 +645,11 @@ export class EdgeHandler {
     const { source } = origin;
     const key = `${origin.id}|${origin.version}|${path}`;
     const held = this.recentSources.get(key);
-    if (held) return held;
+    if (held) {
+      if (!ifChanged || !isVersion(held.validators, ifChanged)) return held;
+      const { data: _data, ...headers } = held;
+      return { ...headers, unchanged: true };
+    }
     // Conditional fetches of one version share their answer (a srcset's widths gone stale together).
     const run = ifChanged ? `${key}|${ifChanged.etag ?? ''}|${ifChanged.lastModified ?? ''}` : key;
     return this.sources.run(run, async () => {
@@ -758,6 +762,12 @@ const ORIGIN_REASON: Record<OriginError['kind'], string> = {
   timeout: 'the origin did not answer in time',
   'too-large': 'the origin image is too large',
 };
+
+/** Whether the original held is of `version`, judged as the origin would (http.ts conditionOf). */
+function isVersion(held: OriginValidators | undefined, version: OriginValidators): boolean {
+  if (version.etag) return held?.etag === version.etag;
+  return version.lastModified !== undefined && held?.lastModified === version.lastModified;
+}
 
 /** Where a variant made or found for a request came from, as the analytics count it. */
 function producedBy(variant: Variant, storedInMemory: boolean): CacheResult {
