@@ -772,8 +772,9 @@ function isVersion(held: OriginValidators | undefined, version: OriginValidators
 /** Where a variant made or found for a request came from, as the analytics count it. */
 function producedBy(variant: Variant, storedInMemory: boolean): CacheResult {
   if (variant.shared) return 'shared';
-  if (variant.coalesced) return 'coalesced';
+  // Before `coalesced`: a request that waited for another's revalidation is answered the copy too.
   if (variant.revalidated) return storedInMemory ? 'memory' : 'disk';
+  if (variant.coalesced) return 'coalesced';
   return 'miss';
 }
 
