@@ -13,6 +13,7 @@ import {
   type OutputFormat,
 } from './formats';
 import { orientedSize, visibleBox, type Plan, type Size } from './geometry';
+import { readJpegHeader } from './jpeg-header';
 import { checkSvg } from './svg';
 
 export interface OpenedImage {
@@ -42,10 +43,14 @@ const UNSUPPORTED: Partial<Record<InputFormat, string>> = {
   heic: 'HEIC (HEVC) images cannot be converted by this edge; through=heic sends them unconverted',
 };
 
+const TOO_MANY_PIXELS = 'image has more pixels than allowed';
+
 /**
  * Opens an image after checking its format, and its pixel count from the header alone:
- * sharp's limitInputPixels refuses a decompression bomb before any pixel is decoded. SVG is
- * checked to be self-contained first, and drawn with librsvg's memory limits kept.
+ * sharp's limitInputPixels refuses a decompression bomb before any pixel is decoded. A JPEG's
+ * header is read here (jpeg-header.ts), saving sharp's metadata() call; other formats', and a
+ * JPEG's that reader is unsure of, by sharp. SVG is checked to be self-contained first, and
+ * drawn with librsvg's memory limits kept.
  */
 export async function openImage(
   data: Buffer,
@@ -65,6 +70,20 @@ export async function openImage(
     failOn: 'error',
     ...(format === 'svg' ? { unlimited: false, density: svg.density ?? 72 } : {}),
   });
+  const jpeg = format === 'jpeg' ? readJpegHeader(data) : null;
+  if (jpeg) {
+    if (jpeg.width * jpeg.height > maxInputPixels) throw new ImagingError('too-large', TOO_MANY_PIXELS);
+    const size = { width: jpeg.width, height: jpeg.height };
+    return {
+      image,
+      size,
+      orientation: jpeg.orientation,
+      format,
+      hasAlpha: false,
+      frames: 1,
+      animation: null,
+    };
+  }
   const meta = await run(() => image.metadata());
   const orientation = (meta.orientation ?? 1) as Orientation;
   return {
@@ -101,7 +120,7 @@ export async function run<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof ImagingError) throw error;
     const detail = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
     if (detail.includes('exceeds pixel limit')) {
-      throw new ImagingError('too-large', 'image has more pixels than allowed', { cause: error });
+      throw new ImagingError('too-large', TOO_MANY_PIXELS, { cause: error });
     }
     // sharp's `timeout` killed the pipeline ("timeout: 40% complete").
     if (detail.startsWith('timeout')) {
