@@ -121,10 +121,14 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().t
  * CPU time a process has used so far, user and system; with `children`, also that of the child
  * processes it has waited for (an edge's ffmpeg).
  */
-export function cpuMsOf(pid: number, { children = false } = {}): number {
+export function cpuMsOf(
+  pid: number,
+  { children = false, thread }: { children?: boolean; thread?: number } = {},
+): number {
   // utime and stime, fields 14 and 15, after the parenthesised command name; cutime and
-  // cstime, 16 and 17.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // cstime, 16 and 17. Of one of its threads alone with `thread`.
+  const stat = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
   const used = [11, 12, ...(children ? [13, 14] : [])].map((field) => Number(fields[field]));
   return (used.reduce((sum, ticks) => sum + ticks, 0) * 1000) / CLOCK_TICKS;
 }

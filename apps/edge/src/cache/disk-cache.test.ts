@@ -104,14 +104,18 @@ describe('DiskCache', () => {
     expect(held.data.buffer.byteLength).toBe(100);
   });
 
-  it('holds a large variant as it came, charged the block it may have grown in, and writes it whole', async () => {
+  it('holds a large variant in memory from its first hit, not from its miss, and writes it whole', async () => {
     const dir = newDir();
     const cache = await openCache(dir, { maxBytes: 1e7, memoryBytes: 4 * 1024 ** 2 });
     const large = Buffer.alloc(200_000, 9);
     const id = DiskCache.idOf(5, '/l.png', 'w=1');
     await cache.put(id, meta('l'), large);
-    expect(cache.hotVariant(id)!.data).toBe(large);
-    expect(cache.size.memoryBytes).toBe(256 * 1024);
+    expect(cache.hotVariant(id)).toBeUndefined();
+    expect(cache.size.memoryBytes).toBe(0);
+    const hit = await cache.load(id);
+    expect(hit!.data.equals(large)).toBe(true);
+    expect(cache.hotVariant(id)!.data).toBe(hit!.data);
+    expect(cache.size.memoryBytes).toBe(200_000);
     // Another worker reads the same bytes from the file.
     expect((await (await openCache(dir)).load(id))!.data.equals(large)).toBe(true);
     await cache.purge(5, '/l.png');

@@ -71,8 +71,6 @@ export interface CacheEntry {
   meta?: IndexedMeta;
   /** Kept in memory while the entry is among the most recently used. */
   data?: Buffer;
-  /** The memory `data` holds, which the memory tier is charged (heldCopy). */
-  dataBytes?: number;
   /** Asked for since the eviction clock last passed it (second chance). */
   used: boolean;
   /** The same, for the memory tier. */
@@ -296,8 +294,12 @@ export class DiskCache {
     this.drop(id);
     const entry = this.index(id, head.length + data.length);
     entry.meta = indexedMeta(meta);
-    const held = heldCopy(data);
-    this.keepHot(entry, held.data, held.bytes);
+    // A large variant held from its miss would outlive the answer into V8's old generation,
+    // whose external memory only a major GC frees: ~64 MB of such variants set one off, marking
+    // the edge's whole heap (bench/edge.ts: 6 MP to PNG cost 1.05-1.07x sharp's CPU held, 1.01
+    // not). From HELD_ON_HIT_BYTES on (glibc's threshold for mapping a block afresh, past which
+    // a copy's page faults cost more too) it waits for its first hit, which reads its file.
+    if (data.length < HELD_ON_HIT_BYTES) this.keepHot(entry, exactCopy(data));
     await this.evict();
   }
 
@@ -374,13 +376,12 @@ export class DiskCache {
     return entry;
   }
 
-  /** Into the memory tier, charged `bytes`: the memory `data` holds, which may exceed its length. */
-  private keepHot(entry: CacheEntry, data: Buffer, bytes = data.length): void {
-    if (entry.data || bytes > this.options.memoryBytes / 8) return;
+  /** Into the memory tier. */
+  private keepHot(entry: CacheEntry, data: Buffer): void {
+    if (entry.data || data.length > this.options.memoryBytes / 8) return;
     entry.data = data;
-    entry.dataBytes = bytes;
     this.hot.set(entry.id, entry);
-    this.memoryBytes += bytes;
+    this.memoryBytes += data.length;
     for (const [id, cold] of this.hot) {
       if (this.memoryBytes <= this.options.memoryBytes) break;
       this.hot.delete(id);
@@ -394,9 +395,8 @@ export class DiskCache {
   }
 
   private forgetData(entry: CacheEntry): void {
-    this.memoryBytes -= entry.dataBytes ?? 0;
+    this.memoryBytes -= entry.data?.length ?? 0;
     delete entry.data;
-    delete entry.dataBytes;
   }
 
   private dropPrefix(prefix: string): void {
@@ -432,25 +432,21 @@ export class DiskCache {
   }
 }
 
-/** Variants this large are held in memory as they came (heldCopy). */
-const UNCOPIED_BYTES = 128 * 1024;
+/** Variants this large enter the memory tier on their first hit, not when made (put). */
+const HELD_ON_HIT_BYTES = 128 * 1024;
 
 /**
- * What the memory tier holds of a variant just made, and the memory that costs. sharp's output
- * sits in the native block libvips grew by doubling as it encoded (a GByteArray): up to twice
- * the variant, ~17 KB more than a small one, which thousands held in memory multiplied (RSS
- * doubled over ten minutes of misses; bench/edge-soak.ts). A small variant is therefore copied
- * into a block of exactly its bytes, outside Buffer's shared pool (a pooled copy would keep a
- * whole pool slab, 64 KiB on Node 24, alive instead). From UNCOPIED_BYTES on (glibc's default
- * threshold for mapping a block afresh) the copy costs more than it saves, the fresh block's
- * page faults above all (~0.3 ms of a 250 KB PNG miss, bench/edge.ts); such a variant is held
- * as it came, and charged the power of two its block may have grown to.
+ * A copy of a variant just made, for the memory tier: sharp's output sits in the native block
+ * libvips grew by doubling as it encoded (a GByteArray), up to twice the variant, ~17 KB more
+ * than a small one, which thousands held in memory multiplied (RSS doubled over ten minutes of
+ * misses; bench/edge-soak.ts). So it is copied into a block of exactly its bytes, outside
+ * Buffer's shared pool (a pooled copy would keep a whole pool slab, 64 KiB on Node 24, alive
+ * instead).
  */
-function heldCopy(data: Buffer): { data: Buffer; bytes: number } {
-  if (data.length >= UNCOPIED_BYTES) return { data, bytes: 2 ** Math.ceil(Math.log2(data.length)) };
+function exactCopy(data: Buffer): Buffer {
   const copy = Buffer.allocUnsafeSlow(data.length);
   data.copy(copy);
-  return { data: copy, bytes: data.length };
+  return copy;
 }
 
 /** The meta recorded in a variant file's header, read without its data. */
