@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   applyRules,
@@ -30,6 +29,7 @@ import { SourceCache } from './cache/source-cache.ts';
 import { ACCEPT_CH, applyClientHints } from './client-hints.ts';
 import { surrogateKeys } from './surrogate-keys.ts';
 import { Coalescer } from './coalesce.ts';
+import { contentTag } from './content-tag.ts';
 import type { EdgeMetrics } from './metrics.ts';
 import type { CacheResult, Delivery, Metering } from './metering.ts';
 import {
@@ -579,7 +579,7 @@ export class EdgeHandler {
       const { freshness, revalidation: next, noStore, maxAge } = freshnessOf(origin, source);
       const meta: IndexedMeta = {
         contentType: result.contentType,
-        etag: `"${hash('sha256', result.data, 'base64url').slice(0, 27)}"`,
+        etag: contentTag(result.data),
         varyAccept: result.varyAccept,
         sourceBytes: source.data.length,
         ...freshness,
