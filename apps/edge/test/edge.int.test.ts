@@ -21,6 +21,7 @@ import {
 } from '../../server/test/harness.ts';
 import { createEdge, type Edge, type EdgeOptions } from '../src/index.ts';
 import { Metering, TOP_KEYS_PER_FLUSH, TOP_ROWS_KEPT } from '../src/metering.ts';
+import { nginxInstalled, startNginxOrigin } from './nginx-origin.ts';
 
 // Fixtures are made with sharp here only to have real images to serve and to measure answers.
 let photo: Buffer;
@@ -479,6 +480,38 @@ describe('the cache', () => {
       } finally {
         origin.cacheControl = null;
         origin.version = null;
+      }
+    },
+  );
+
+  it.skipIf(!nginxInstalled)(
+    'revalidates against nginx: its own ETag asked with If-None-Match, its 304 answered from the copy',
+    async () => {
+      const nginx = await startNginxOrigin();
+      try {
+        nginx.put('photo.jpg', photo);
+        // nginx sends no Cache-Control: with defaultCache 0 every copy is stale at once.
+        const served = await addOrigin(
+          { defaultCache: 0 },
+          { host: `127.0.0.1:${nginx.port}`, pathPrefix: '' },
+        );
+        await edge.refreshOrigins();
+        const path = '/w=70/photo.jpg';
+        const made = await get(edge, served.name, path);
+        expect(made.headers['x-cache']).toBe('MISS');
+        const again = await get(edge, served.name, path);
+        expect(again.headers['x-cache']).toBe('HIT');
+        expect(again.body.equals(made.body)).toBe(true);
+        // nginx's ETag is its file's mtime and size in hex.
+        expect(nginx.requests()).toEqual(['200', expect.stringMatching(/^304 "[0-9a-f]+-[0-9a-f]+"$/)]);
+        // Another file under the name: another ETag, a 200, converted afresh.
+        nginx.put('photo.jpg', logo);
+        const changed = await get(edge, served.name, path);
+        expect(changed.headers['x-cache']).toBe('MISS');
+        expect(await size(changed.body)).toEqual([70, 70, 'png']);
+        expect(nginx.requests()[2]).toMatch(/^200 "[0-9a-f]+-[0-9a-f]+"$/);
+      } finally {
+        nginx.close();
       }
     },
   );
