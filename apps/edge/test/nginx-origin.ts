@@ -53,7 +53,7 @@ http {
 }
 `,
   );
-  const nginx: ChildProcess = spawn('nginx', ['-p', prefix, '-c', conf], {
+  const nginx: ChildProcess = spawn('nginx', ['-p', prefix, '-e', 'stderr', '-c', conf], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const probes = await waitForPort(port);
