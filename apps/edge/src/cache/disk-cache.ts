@@ -262,7 +262,8 @@ export class DiskCache {
 
   /**
    * Writes the variant under a temporary name, renames it into place, then indexes it and keeps
-   * it in memory. A miss waits for it: its answer then stands for a file every worker finds.
+   * it in memory if it is small. A miss waits for it: its answer then stands for a file every
+   * worker finds.
    */
   async put(id: string, meta: VariantMeta, data: Buffer): Promise<void> {
     const path = join(this.options.dir, id);
