@@ -302,7 +302,11 @@ try {
    * CPU ms per conversion of `paths` through one server, which must answer every one 200: all
    * of it, and its JavaScript thread's part (the rest is libvips and the thread pool).
    */
-  const missCpuMs = async (server: { pid: number; port: number; host: string }, paths: string[]) => {
+  type MissCpu = { all: number; main: number };
+  const missCpuMs = async (
+    server: { pid: number; port: number; host: string },
+    paths: string[],
+  ): Promise<MissCpu> => {
     const mainThread = () => cpuMsOf(server.pid, { thread: server.pid });
     const before = { all: cpuOfTree(server.pid), main: mainThread() };
     const answers = await load(server.port, server.host, paths, 8);
@@ -314,10 +318,7 @@ try {
   };
   const peerServer = { pid: peer.process.pid!, port: peer.port, host: 'localhost' };
   const cpu = new Map(
-    missCases.map((missCase) => [
-      missCase,
-      { edge: [] as { all: number; main: number }[], peer: [] as { all: number; main: number }[] },
-    ]),
+    missCases.map((missCase) => [missCase, { edge: [] as MissCpu[], peer: [] as MissCpu[] }]),
   );
   // Warm-up: the code paths of both, and the origin's files in the page cache.
   for (const missCase of missCases) {
