@@ -503,13 +503,16 @@ describe('the cache', () => {
         expect(again.headers['x-cache']).toBe('HIT');
         expect(again.body.equals(made.body)).toBe(true);
         // nginx's ETag is its file's mtime and size in hex.
-        expect(nginx.requests()).toEqual(['200', expect.stringMatching(/^304 "[0-9a-f]+-[0-9a-f]+"$/)]);
+        expect(await nginx.requests(2)).toEqual([
+          '200',
+          expect.stringMatching(/^304 "[0-9a-f]+-[0-9a-f]+"$/),
+        ]);
         // Another file under the name: another ETag, a 200, converted afresh.
         nginx.put('photo.jpg', logo);
         const changed = await get(edge, served.name, path);
         expect(changed.headers['x-cache']).toBe('MISS');
         expect(await size(changed.body)).toEqual([70, 70, 'png']);
-        expect(nginx.requests()[2]).toMatch(/^200 "[0-9a-f]+-[0-9a-f]+"$/);
+        expect((await nginx.requests(3))[2]).toMatch(/^200 "[0-9a-f]+-[0-9a-f]+"$/);
       } finally {
         nginx.close();
       }

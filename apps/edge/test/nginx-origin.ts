@@ -1,7 +1,7 @@
 // Debian's nginx as an origin: a web server nobody on this team wrote, with its own ETag,
 // Last-Modified and conditional requests, serving a directory of files.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +12,11 @@ export interface NginxOrigin {
   port: number;
   /** Writes a file the origin serves at `/{name}`. */
   put(name: string, body: Buffer): void;
-  /** Status and If-None-Match (if any) of each request so far but the start-up probe's. */
-  requests(): string[];
+  /**
+   * Status and If-None-Match (if any) of each request but the start-up probe's, once there are
+   * `count`: nginx logs a request after it has answered, so its line may follow the answer.
+   */
+  requests(count: number): Promise<string[]>;
   close(): void;
 }
 
@@ -60,13 +63,19 @@ http {
   return {
     port,
     put: (name, body) => writeFileSync(join(root, name), body, { mode: 0o644 }),
-    requests: () => {
-      try {
-        const lines = readFileSync(log, 'utf8').trim().split('\n');
-        return lines.slice(probes).map((line) => line.trimEnd());
-      } catch {
-        return [];
+    requests: async (count) => {
+      const logged = () =>
+        existsSync(log)
+          ? readFileSync(log, 'utf8')
+              .trim()
+              .split('\n')
+              .slice(probes)
+              .map((line) => line.trimEnd())
+          : [];
+      for (let waited = 0; logged().length < count && waited < 5_000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
+      return logged();
     },
     close: () => nginx.kill('SIGQUIT'),
   };
