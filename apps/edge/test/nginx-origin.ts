@@ -59,7 +59,7 @@ http {
   const nginx: ChildProcess = spawn('nginx', ['-p', prefix, '-e', 'stderr', '-c', conf], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const probes = await waitForPort(port);
+  await waitForPort(port);
   return {
     port,
     put: (name, body) => writeFileSync(join(root, name), body, { mode: 0o644 }),
@@ -69,7 +69,7 @@ http {
           ? readFileSync(log, 'utf8')
               .trim()
               .split('\n')
-              .slice(probes)
+              .slice(1) // not the probe's line
               .map((line) => line.trimEnd())
           : [];
       for (let waited = 0; logged().length < count && waited < 5_000; waited += 20) {
@@ -81,14 +81,14 @@ http {
   };
 }
 
-/** Resolves once nginx answers (a 403: the root has no index), with the one request that took. */
-async function waitForPort(port: number): Promise<number> {
+/** Resolves once nginx answers: a 403 (the root has no index), the first line of its log. */
+async function waitForPort(port: number): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const open = await fetch(`http://127.0.0.1:${port}/`).then(
       () => true,
       () => false,
     );
-    if (open) return 1;
+    if (open) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`nginx did not listen on ${port}`);

@@ -297,9 +297,10 @@ export class DiskCache {
     entry.meta = indexedMeta(meta);
     // A large variant held from its miss would outlive the answer into V8's old generation,
     // whose external memory only a major GC frees: ~64 MB of such variants set one off, marking
-    // the edge's whole heap (bench/edge.ts: 6 MP to PNG cost 1.05-1.07x sharp's CPU held, 1.01
-    // not). From HELD_ON_HIT_BYTES on (glibc's threshold for mapping a block afresh, past which
-    // a copy's page faults cost more too) it waits for its first hit, which reads its file.
+    // the edge's whole heap (bench/edge.ts, 6 MP to PNG: 1.05x sharp's CPU held so, 1.01 with
+    // the tier off). From HELD_ON_HIT_BYTES on (glibc's threshold for mapping a block afresh,
+    // past which a copy's page faults cost more too) it waits for its first hit, which reads
+    // its file.
     if (data.length < HELD_ON_HIT_BYTES) this.keepHot(entry, exactCopy(data));
     await this.evict();
   }
