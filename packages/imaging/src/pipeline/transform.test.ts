@@ -365,6 +365,19 @@ describe('bad input', () => {
     expect(error).toMatchObject({ code: 'too-large', status: 422 });
   });
 
+  it('refuses a JPEG bomb from the frame header it reads itself, before sharp opens it', async () => {
+    const jpeg = Buffer.from(
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+        .jpeg()
+        .toBuffer(),
+    );
+    const frame = jpeg.indexOf(Buffer.from([0xff, 0xc0]));
+    jpeg.writeUInt16BE(50_000, frame + 5); // height
+    jpeg.writeUInt16BE(50_000, frame + 7); // width
+    const error = await failure(convert('/w=100/a.jpg', jpeg));
+    expect(error).toMatchObject({ code: 'too-large', status: 422 });
+  });
+
   it('refuses unknown formats and broken images as 422', async () => {
     expect(
       await failure(convert('/w=100/a.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'))),
