@@ -10,7 +10,9 @@
 //   taking turns to go first, and a case's ratio is the median of its rounds' ratios, so that
 //   machine noise and what one case leaves in a process fall on both alike. Beside them, a
 //   2400x16 strip (`strip`, no target): next to no pixels, so its CPU is each side's fixed cost
-//   of a miss. Each case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`):
+//   of a miss; and `distinct` (no target), the 1 MP case with every request for an original
+//   of its own (the same file under a name of its own), as a site's many images each asked for
+//   once: the edge fetches each and holds it for its next widths, which never come. Each case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`):
 //   whether a gap lies in JavaScript or below it;
 // - peak RSS over those misses (concurrency 8) <= 1.3x the peer's;
 // - overload: at concurrency 64 what the edge cannot start in time is a 503 with Retry-After
@@ -21,7 +23,7 @@
 // all of miss,hit,overload,workers) and BENCH_CASES (e.g. `png,jpeg1`) run a part while iterating.
 // Needs Debian's nginx and wrk. The machine's load average is reported beside the figures.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +64,8 @@ interface MissCase {
   perRound: number;
   /** Reported without a target: not one of issue 21's cases. */
   diagnostic?: true;
+  /** Every request for an original of its own: `file` under a name no request used before. */
+  distinct?: true;
 }
 
 const ALL_CASES: MissCase[] = [
@@ -77,6 +81,16 @@ const ALL_CASES: MissCase[] = [
     diagnostic: true,
   },
   { name: 'jpeg1', file: 'p1.jpg', size: [1224, 816], params: 'f=webp,q=80', format: 'webp', perRound: 48 },
+  {
+    name: 'distinct',
+    file: 'p1.jpg',
+    size: [1224, 816],
+    params: 'f=webp,q=80',
+    format: 'webp',
+    perRound: 48,
+    diagnostic: true,
+    distinct: true,
+  },
   { name: 'jpeg6', file: 'p6.jpg', size: [3000, 2000], params: 'f=webp,q=80', format: 'webp', perRound: 32 },
   {
     name: 'jpeg24',
@@ -294,10 +308,19 @@ try {
   let width = 300;
   const widths = (count: number) => Array.from({ length: count }, () => width++);
   const missCases = PHASES.has('miss') ? CASES : [];
+  // A width is never asked for twice by one side, so it names a distinct case's original.
+  const linked = new Set<string>();
+  const fileOf = (missCase: MissCase, w: number) => {
+    if (!missCase.distinct) return missCase.file;
+    const name = `${w}-${missCase.file}`;
+    if (!linked.has(name)) symlinkSync(missCase.file, join(work, 'origin', name));
+    linked.add(name);
+    return name;
+  };
   const edgePaths = (missCase: MissCase, ws: number[]) =>
-    ws.map((w) => `/w=${w},${missCase.params}/${missCase.file}`);
+    ws.map((w) => `/w=${w},${missCase.params}/${fileOf(missCase, w)}`);
   const peerPaths = (missCase: MissCase, ws: number[]) =>
-    ws.map((w) => `/${w}/${missCase.format}/${missCase.file}`);
+    ws.map((w) => `/${w}/${missCase.format}/${fileOf(missCase, w)}`);
   /**
    * CPU ms per conversion of `paths` through one server, which must answer every one 200: all
    * of it, and its JavaScript thread's part (the rest is libvips and the thread pool).

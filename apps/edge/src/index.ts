@@ -192,6 +192,7 @@ export async function createEdge(deps: EdgeDeps, overrides: Partial<EdgeOptions>
     queueDepth: () => handler.transformQueue.queued,
     activeTransforms: () => handler.transformQueue.running,
     cacheSize: () => cache.size,
+    sourceBytes: () => handler.sourceBytes,
     redisConnected: () => (fanOut?.connected ? 1 : 0),
   });
   const shared = options.sharedTier

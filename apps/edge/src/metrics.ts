@@ -1,11 +1,11 @@
 import {
   Counter,
-  Gauge,
   Histogram,
   Registry,
   type MetricObjectWithValues,
   type MetricValueWithName,
 } from 'prom-client';
+import { probeGauges } from '@ukiyo/server/process';
 
 /** Latency buckets in seconds: cached hits are sub-millisecond, misses tens to hundreds of ms. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -122,58 +122,32 @@ export class EdgeMetrics {
     queueDepth: () => number;
     activeTransforms: () => number;
     cacheSize: () => { entries: number; bytes: number; memoryBytes: number };
+    sourceBytes: () => number;
     redisConnected: () => number;
   }) {
     // A metric of its own kind (see LatencyHistogram): prom-client's types name only its own.
     this.registry.registerMetric(this.latency as unknown as Histogram);
-    new Gauge({
-      name: 'ukiyo_edge_transform_queue_depth',
-      help: 'Transforms waiting for a free slot',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.queueDepth());
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_edge_transforms_active',
-      help: 'Transforms running now',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.activeTransforms());
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_edge_cache_entries',
-      help: 'Variants in the disk cache',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.cacheSize().entries);
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_edge_cache_bytes',
-      help: 'Bytes of variants in the disk cache',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.cacheSize().bytes);
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_edge_memory_cache_bytes',
-      help: 'Bytes of variant data also held in memory for hits (bounded by the memory cache size)',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.cacheSize().memoryBytes);
-      },
-    });
-    new Gauge({
-      name: 'ukiyo_edge_redis_connected',
-      help: '1 when the Redis fan-out is connected (always 0 without REDIS_URL)',
-      registers: [this.registry],
-      collect() {
-        this.set(probes.redisConnected());
-      },
-    });
+    probeGauges(this.registry, [
+      ['ukiyo_edge_transform_queue_depth', 'Transforms waiting for a free slot', probes.queueDepth],
+      ['ukiyo_edge_transforms_active', 'Transforms running now', probes.activeTransforms],
+      ['ukiyo_edge_cache_entries', 'Variants in the disk cache', () => probes.cacheSize().entries],
+      ['ukiyo_edge_cache_bytes', 'Bytes of variants in the disk cache', () => probes.cacheSize().bytes],
+      [
+        'ukiyo_edge_memory_cache_bytes',
+        'Bytes of variant data also held in memory for hits (bounded by the memory cache size)',
+        () => probes.cacheSize().memoryBytes,
+      ],
+      [
+        'ukiyo_edge_source_cache_bytes',
+        'Bytes of fetched originals held in memory for their next variants (SourceCache)',
+        probes.sourceBytes,
+      ],
+      [
+        'ukiyo_edge_redis_connected',
+        '1 when the Redis fan-out is connected (always 0 without REDIS_URL)',
+        probes.redisConnected,
+      ],
+    ]);
   }
 }
 

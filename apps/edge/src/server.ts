@@ -138,7 +138,11 @@ const SAFE_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
 export class EdgeHandler {
   private readonly variants = new Coalescer<Variant>();
   private readonly sources = new Coalescer<FetchedImage | Unchanged>();
-  private readonly recentSources = new SourceCache({ maxTtlMs: 10_000, maxBytes: 64 * 1024 ** 2 });
+  private readonly recentSources = new SourceCache({
+    maxTtlMs: 10_000,
+    probationMs: 2_000,
+    maxBytes: 64 * 1024 ** 2,
+  });
   private readonly transforms: TransformQueue;
   private readonly memos = new Map<string, Memo>();
   private readonly requestIds = new RequestIds();
@@ -174,6 +178,11 @@ export class EdgeHandler {
   /** Transforms waiting for a slot, and running. */
   get transformQueue(): { queued: number; running: number } {
     return { queued: this.transforms.queued, running: this.transforms.running };
+  }
+
+  /** Bytes of recently fetched originals held for their next variants. */
+  get sourceBytes(): number {
+    return this.recentSources.heldBytes;
   }
 
   /** Requests node:http parsed (over TLS, or not for the hot path): a hit, else the full path. */

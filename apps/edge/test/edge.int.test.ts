@@ -554,13 +554,18 @@ describe('the cache', () => {
   });
 
   it('fetches an original once for the several widths a srcset asks at once, again after a purge', async () => {
+    const heldBytes = async () =>
+      (await edge.metrics.getSingleMetric('ukiyo_edge_source_cache_bytes')!.get()).values[0]!.value;
     await edge.purge(plain.originID, '/images/photo.jpg');
     const before = origin.hitsOf('/images/photo.jpg');
     for (const w of [320, 640, 960]) {
       expect((await get(edge, plain.name, `/w=${w}/images/photo.jpg`)).status).toBe(200);
     }
     expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 1);
+    const held = await heldBytes();
+    expect(held).toBeGreaterThanOrEqual(photo.length);
     await edge.purge(plain.originID, '/images/photo.jpg');
+    expect(await heldBytes()).toBeLessThan(held);
     await get(edge, plain.name, '/w=321/images/photo.jpg');
     expect(origin.hitsOf('/images/photo.jpg')).toBe(before + 2);
   });

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { probeGauges } from '@ukiyo/server/process';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
@@ -112,7 +113,7 @@ export class LiveMetrics {
     eventLoopUtilization: () => number;
     hlsClientsWaiting: () => number;
   }) {
-    const gauges: Array<[name: string, help: string, read: () => number]> = [
+    probeGauges(this.registry, [
       [
         'ukiyo_live_publishers',
         'Publishers connected to this process (one ffmpeg ladder each)',
@@ -138,16 +139,6 @@ export class LiveMetrics {
         'New HLS clients whose request waits for room on the thread answering HLS (a crowd let in a window at a time)',
         probes.hlsClientsWaiting,
       ],
-    ];
-    for (const [name, help, read] of gauges) {
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
-        },
-      });
-    }
+    ]);
   }
 }

@@ -1,7 +1,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Health } from './http/health.ts';
 import { createOpsServer } from './http/ops.ts';
 
@@ -16,6 +16,22 @@ export function processRegistry(app: string, parts: Registry[] = []): Registry {
   const registry = Registry.merge([own, ...parts]);
   registry.setDefaultLabels({ app });
   return registry;
+}
+
+/** A gauge per [name, help, read]: each read when the registry is scraped. */
+export function probeGauges(
+  registry: Registry,
+  gauges: Array<[name: string, help: string, read: () => number]>,
+): void {
+  for (const [name, help, read] of gauges)
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
 }
 
 /** Listens and resolves with the port actually bound (0 picks a free one). */

@@ -13,6 +13,7 @@ const metrics = () =>
     queueDepth: () => 0,
     activeTransforms: () => 0,
     cacheSize: () => ({ entries: 0, bytes: 0, memoryBytes: 0 }),
+    sourceBytes: () => 0,
     redisConnected: () => 0,
   });
 
