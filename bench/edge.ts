@@ -10,9 +10,9 @@
 //   taking turns to go first, and a case's ratio is the median of its rounds' ratios, so that
 //   machine noise and what one case leaves in a process fall on both alike. Beside them, a
 //   2400x16 strip (`strip`, no target): next to no pixels, so its CPU is each side's fixed cost
-//   of a miss; and `distinct` (no target), the 1 MP case with every request for an original
-//   of its own (the same file under a name of its own), as a site's many images each asked for
-//   once: the edge fetches each and holds it for its next widths, which never come. Each case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`):
+//   of a miss; and `distinct` (no target), the 1 MP JPEG to 400 px WebP with every request for
+//   an original of its own (the same file under a name of its own), as a site's many images each
+//   asked for once: the edge fetches each and may hold it for widths that never come. Each case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`):
 //   whether a gap lies in JavaScript or below it;
 // - peak RSS over those misses (concurrency 8) <= 1.3x the peer's;
 // - overload: at concurrency 64 what the edge cannot start in time is a 503 with Retry-After
@@ -303,24 +303,23 @@ try {
   edge = await startBenchEdge();
   const { pid, port, host } = edge;
 
-  // Misses: every width once, on widths neither has seen; cases interleaved and turns taken as
-  // the header says.
+  // Misses: every width once, on widths neither has seen (a distinct case: every original once,
+  // a new name linked to its file, at 400 px); cases interleaved and turns taken as the header says.
   let width = 300;
-  const widths = (count: number) => Array.from({ length: count }, () => width++);
+  let linked = 0;
+  const missesOf = (missCase: MissCase, count: number) =>
+    Array.from({ length: count }, () => {
+      if (!missCase.distinct) return { width: width++, file: missCase.file };
+      const file = `${linked++}-${missCase.file}`;
+      symlinkSync(missCase.file, join(work, 'origin', file));
+      return { width: 400, file };
+    });
+  type Miss = ReturnType<typeof missesOf>[number];
   const missCases = PHASES.has('miss') ? CASES : [];
-  // A width is never asked for twice by one side, so it names a distinct case's original.
-  const linked = new Set<string>();
-  const fileOf = (missCase: MissCase, w: number) => {
-    if (!missCase.distinct) return missCase.file;
-    const name = `${w}-${missCase.file}`;
-    if (!linked.has(name)) symlinkSync(missCase.file, join(work, 'origin', name));
-    linked.add(name);
-    return name;
-  };
-  const edgePaths = (missCase: MissCase, ws: number[]) =>
-    ws.map((w) => `/w=${w},${missCase.params}/${fileOf(missCase, w)}`);
-  const peerPaths = (missCase: MissCase, ws: number[]) =>
-    ws.map((w) => `/${w}/${missCase.format}/${fileOf(missCase, w)}`);
+  const edgePaths = (missCase: MissCase, misses: Miss[]) =>
+    misses.map((miss) => `/w=${miss.width},${missCase.params}/${miss.file}`);
+  const peerPaths = (missCase: MissCase, misses: Miss[]) =>
+    misses.map((miss) => `/${miss.width}/${missCase.format}/${miss.file}`);
   /**
    * CPU ms per conversion of `paths` through one server, which must answer every one 200: all
    * of it, and its JavaScript thread's part (the rest is libvips and the thread pool).
@@ -345,16 +344,16 @@ try {
   );
   // Warm-up: the code paths of both, and the origin's files in the page cache.
   for (const missCase of missCases) {
-    const warm = widths(8);
+    const warm = missesOf(missCase, 8);
     await missCpuMs(edge, edgePaths(missCase, warm));
     await missCpuMs(peerServer, peerPaths(missCase, warm));
   }
   for (let round = 0; round < MISS_ROUNDS; round++) {
     for (const missCase of missCases) {
-      const ws = widths(missCase.perRound);
+      const misses = missesOf(missCase, missCase.perRound);
       const runs = [
-        async () => cpu.get(missCase)!.edge.push(await missCpuMs(edge!, edgePaths(missCase, ws))),
-        async () => cpu.get(missCase)!.peer.push(await missCpuMs(peerServer, peerPaths(missCase, ws))),
+        async () => cpu.get(missCase)!.edge.push(await missCpuMs(edge!, edgePaths(missCase, misses))),
+        async () => cpu.get(missCase)!.peer.push(await missCpuMs(peerServer, peerPaths(missCase, misses))),
       ];
       for (const run of round % 2 === 0 ? runs : runs.reverse()) await run();
     }
