@@ -12,8 +12,9 @@
 //   2400x16 strip (`strip`, no target): next to no pixels, so its CPU is each side's fixed cost
 //   of a miss; and `distinct` (no target), the 1 MP JPEG to 400 px WebP with every request for
 //   an original of its own (the same file under a name of its own), as a site's many images each
-//   asked for once: the edge fetches each and may hold it for widths that never come. Each case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`):
-//   whether a gap lies in JavaScript or below it;
+//   asked for once: the edge fetches each and may hold it for widths that never come. Each
+//   case's CPU on the JavaScript thread alone is reported too (`mainThreadMs`): whether a gap
+//   lies in JavaScript or below it;
 // - peak RSS over those misses (concurrency 8) <= 1.3x the peer's;
 // - overload: at concurrency 64 what the edge cannot start in time is a 503 with Retry-After
 //   (which the clients honour), and the p99 of what it accepts stays under 2x the p99 at
