@@ -296,7 +296,7 @@ export class DiskCache {
     const entry = this.index(id, head.length + data.length);
     entry.meta = indexedMeta(meta);
     // A large variant held from its miss would outlive the answer into V8's old generation,
-    // whose external memory only a major GC frees: ~64 MB of such variants set one off, marking
+    // whose external memory only a major GC frees: a few dozen MB of such set one off, marking
     // the edge's whole heap (bench/edge.ts, 6 MP to PNG: 1.05x sharp's CPU held so, 1.01 with
     // the tier off). From HELD_ON_HIT_BYTES on (glibc's threshold for mapping a block afresh,
     // past which a copy's page faults cost more too) it waits for its first hit, which reads
