@@ -48,6 +48,7 @@ import {
   BITS,
   childMode,
   frameTime,
+  pinChromium,
   startLiveBench,
   startLivePeer,
   startTimedPublisher,
@@ -103,6 +104,7 @@ window.watch = (url) => {
 async function glassToGlass(media: string, zero: number) {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  pinChromium();
   const site = createServer((req, res) => {
     const script = req.url === '/hls.js';
     res.writeHead(200, { 'content-type': script ? 'text/javascript' : 'text/html' });

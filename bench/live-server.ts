@@ -1,10 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { Permission } from '@ukiyo/contract';
 import { createLive, type Live } from '../apps/live/src/index.ts';
 import { AppProcess, freePort, freeUdpPort, processEnv } from '../apps/server/test/processes.ts';
@@ -12,6 +13,7 @@ import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
 import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
 import { createServerDeps, loadConfig } from '../apps/server/src/index.ts';
+import { processTree } from './lib.ts';
 
 /** Bits of the frame-time strip the live benchmarks' publishers burn into their pictures (ms). */
 export const BITS = 20;
@@ -47,12 +49,61 @@ const pick = (from: NodeJS.ProcessEnv, names: string[]) =>
   Object.fromEntries(names.flatMap((name) => (from[name] === undefined ? [] : [[name, from[name]]])));
 
 /**
+ * BENCH_SERVER_CPUS (a taskset list: `0`, `0-1`, `0,2`): the CPUs of the live server (the bench
+ * process, and what it starts: viewer processes, ffmpeg, a live peer, the native floor); the
+ * clients (publisher, viewers, Chromium) get the others. So a server is measured on cores of
+ * its own, as a host serving viewers on other machines is, rather than sharing them with its
+ * clients. Unset: every process shares every core.
+ */
+const SERVER_CPUS = process.env.BENCH_SERVER_CPUS;
+
+/** The CPUs not in SERVER_CPUS, as a taskset list; undefined when the CPUs are not split. */
+function clientCpus(): string | undefined {
+  if (SERVER_CPUS === undefined) return undefined;
+  const server = new Set(
+    SERVER_CPUS.split(',').flatMap((part) => {
+      const [first, last = first] = part.split('-').map(Number);
+      return Array.from({ length: last! - first! + 1 }, (_, offset) => first! + offset);
+    }),
+  );
+  const others = cpus()
+    .map((_, cpu) => cpu)
+    .filter((cpu) => !server.has(cpu));
+  if (others.length === 0) throw new Error(`BENCH_SERVER_CPUS=${SERVER_CPUS} leaves no CPU to the clients`);
+  return others.join(',');
+}
+
+/** Moves every thread of process `pid` to `cpuList`; its children to come inherit it. */
+function pin(pid: number, cpuList: string) {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpuList, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * Puts the Chromium this process launched on the clients' CPUs, when split: its zygote among
+ * them, so the renderers it forks later inherit them.
+ */
+export function pinChromium() {
+  const cpuList = clientCpus();
+  if (cpuList === undefined) return;
+  for (const pid of processTree(process.pid).slice(1))
+    if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(CHROMIUM_PATH)) pin(pid, cpuList);
+}
+
+/** A client's command line: `command` with `args`, on the clients' CPUs when split. */
+function clientCommand(command: string, args: string[]): [string, string[]] {
+  const cpuList = clientCpus();
+  return cpuList === undefined ? [command, args] : ['taskset', ['--cpu-list', cpuList, command, ...args]];
+}
+
+/**
  * The live benchmarks' server: a live process (HTTP, RTMP and SRT listening on loopback) over
  * a fresh database (PGlite, or DATABASE_URL), a live organization and its API token, and a
  * caller of the live API that throws on refusals. `log` replaces the deps' logger; with
  * `fleet`, it runs on that PostgreSQL with that SECRET_KEY and its address for peers.
  */
 export async function startLiveBench(log?: Logger, fleet?: { databaseUrl: string; secretKey: string }) {
+  // Before the server starts: its viewer processes, one per core it may use, inherit this.
+  if (SERVER_CPUS !== undefined) pin(process.pid, SERVER_CPUS);
   const dataDir = mkdtempSync(join(tmpdir(), 'ukiyo-bench-live-'));
   // Ports known before the live server exists: the ingest URLs its API answers name them.
   const ports = { live: await freePort(), rtmp: await freePort(), srt: await freeUdpPort() };
@@ -143,14 +194,13 @@ export async function startLivePeer(fleet: { databaseUrl: string; secretKey: str
 /** The werift publisher of bench/live.ts in a child process; resolves frame time 0's wall clock. */
 export function startTimedPublisher(whipUrl: string, token: string) {
   const child = spawn(
-    process.execPath,
-    [
+    ...clientCommand(process.execPath, [
       '--import',
       'tsx',
       fileURLToPath(new URL('./live.ts', import.meta.url)),
       '--publish',
       JSON.stringify({ whipUrl, token }),
-    ],
+    ]),
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const zero = new Promise<number>((resolve, reject) => {
@@ -171,15 +221,20 @@ export function startTimedPublisher(whipUrl: string, token: string) {
 }
 
 /**
- * A bench's child entry `script` (a file URL) in a child process, with a JSON argument; `next`
- * resolves its next line of stdout (its reports), stdin is the parent's.
+ * A bench's client entry `script` (a file URL) in a child process, on the clients' CPUs, with
+ * a JSON argument; `next` resolves its next line of stdout (its reports), stdin is the parent's.
  */
 export function childMode(script: URL, argument: unknown) {
   // BENCH_CHILD_NODE_ARGS: flags for the children's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
   const nodeArgs = process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(
-    process.execPath,
-    [...nodeArgs, '--import', 'tsx', fileURLToPath(script), JSON.stringify(argument)],
+    ...clientCommand(process.execPath, [
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      fileURLToPath(script),
+      JSON.stringify(argument),
+    ]),
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout });

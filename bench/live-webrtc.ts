@@ -20,7 +20,9 @@
 // packets its ICE connection receives without decrypting them (live-webrtc-viewers.ts): werift
 // decrypting for every viewer cost about what the server spends encrypting, so the viewers
 // saturated the machine first. They still share its 2 cores with the server and the publisher:
-// the count that keeps up is a floor for the server alone. A viewer the server refuses for want
+// the count that keeps up is a floor for the server alone. BENCH_SERVER_CPUS=0 gives the server
+// (and the native floor) a core of its own and the clients the other (live-server.ts), for what
+// one core of the server keeps up with. A viewer the server refuses for want
 // of room (503) tries again once after Retry-After; `Connected` counts the viewers the server
 // took.
 //
@@ -32,11 +34,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { cpuMsOf, median, portBase, processTree, quantile, report, round2, waitUntil } from './lib.ts';
-import { BITS, childMode, startLiveBench, startTimedPublisher } from './live-server.ts';
+import { BITS, childMode, pinChromium, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -83,6 +85,7 @@ window.watch = async (url) => {
 async function glassToGlass(whepUrl: string, zero: number): Promise<number[]> {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  pinChromium();
   const site = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/html' });
     response.end(PAGE);
@@ -229,6 +232,8 @@ async function main() {
     'live-webrtc',
     {
       ...figures,
+      // The CPUs the server had (BENCH_SERVER_CPUS in live-server.ts): the clients had the rest.
+      serverCpus: availableParallelism(),
       // The machine's load (1 min) when the run started and ended: these figures move with it.
       loadavg1AtStart: round2(loadAtStart),
       loadavg1AtEnd: round2(loadavg()[0]!),
