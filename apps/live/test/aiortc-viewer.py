@@ -6,7 +6,9 @@ POSTs aiortc's own offer to receive video and audio, applies the answer, and dec
 it receives for SECONDS seconds (aiortc's own H.264/VP8 decoders). Prints one JSON object per
 line: {"event": "answered", "status": ...}, each connection state as {"event": "state", ...},
 {"event": "frame", "width": ..., "height": ...} for the first decoded frame, and at the end
-{"event": "decoded", "frames": ...}. Exits 1 when the peer connection does not connect.
+{"event": "decoded", "frames": ..., "missed": ..., "recovered": ...}: the video packets aiortc
+found missing (and NACKed), and those of them that came later (retransmitted). Exits 1 when the
+peer connection does not connect.
 """
 
 import asyncio
@@ -15,11 +17,29 @@ import sys
 import urllib.request
 
 import aioice.ice
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCPeerConnection, RTCSessionDescription, rtcrtpreceiver
 from aiortc.mediastreams import MediaStreamError
 
 # Test traffic stays on loopback: aioice offers every interface's addresses except 127.0.0.1.
 aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"]
+
+
+# aiortc's own NACK bookkeeping, counted as it goes: a sequence number it adds to `missing` was
+# lost, and one that leaves `missing` by arriving was recovered (its RTX unwrapped before this).
+recovery = {"missed": 0, "recovered": 0}
+nack_add = rtcrtpreceiver.NackGenerator.add
+
+
+def counting_add(self, packet):
+    was_missing = packet.sequence_number in self.missing
+    before = set(self.missing)
+    missed = nack_add(self, packet)
+    recovery["missed"] += len(self.missing - before)
+    recovery["recovered"] += int(was_missing)
+    return missed
+
+
+rtcrtpreceiver.NackGenerator.add = counting_add
 
 
 def say(**fields):
@@ -75,7 +95,7 @@ async def main(url, seconds):
     except asyncio.TimeoutError:
         return 1
     finally:
-        say(event="decoded", frames=decoded)
+        say(event="decoded", frames=decoded, **recovery)
         await pc.close()
     return 0
 

@@ -14,6 +14,7 @@ import {
   waitFor,
   type LiveUnderTest,
 } from './helpers.ts';
+import { lossyLink, whepThrough } from './lossy-link.ts';
 import { publish, type Publisher } from './publisher.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
 
@@ -202,6 +203,30 @@ describe('WebRTC viewers (WHEP)', () => {
     expect(done.frames).toBeGreaterThan(15);
   });
 
+  it("answers an aiortc viewer's NACKs over RTX through a link that loses 5 % of its RTP", async () => {
+    const channelId = await createChannel();
+    await publishTo(channelId);
+    const link = await lossyLink();
+    const endpoint = await whepThrough(link, `${live.baseUrl}/whep/${channelId}`);
+    try {
+      const viewer = aiortcViewer(endpoint.url, 12);
+      await expect(viewer.event('frame')).resolves.toMatchObject({ width: 320, height: 180 });
+      link.loss = 0.05;
+      expect(await viewer.exited).toBe(0);
+      const done = (await viewer.event('decoded')) as { frames: number; missed: number; recovered: number };
+      console.log(`aiortc through 5 % loss: ${done.recovered} of ${done.missed} lost packets recovered`);
+      // Some 40 to 60 video packets are lost over 12 s (61, 60 and 41 in three runs; none
+      // recovered with the server's NACK handling turned off). A retransmission lost too (5 %),
+      // or one still on its way when the viewer stops, is not recovered.
+      expect(done.missed).toBeGreaterThanOrEqual(5);
+      expect(done.recovered).toBeGreaterThanOrEqual(done.missed * 0.7);
+      expect(done.frames).toBeGreaterThan(100);
+    } finally {
+      endpoint.close();
+      link.close();
+    }
+  });
+
   it('takes WHEP and HLS viewers of a channel that needs playback tokens only with one of its tokens', async () => {
     const channelId = await createChannel({ playback_token_required: true });
     const open = await createChannel();
@@ -359,11 +384,17 @@ describe('WebRTC viewers (WHEP)', () => {
       const channelId = await createChannel();
       const publisher = await publishTo(channelId, starving);
       expect(publisher.status).toBe(201);
-      const viewerAt = async (name: string) =>
-        view(`${starving.baseUrl}/whep/${channelId}`, join(dir, name)).then((viewer) => {
+      // A busy machine (the other test files running) can starve the thread in a window before
+      // the test means it to: a viewer refused then (503) asks again a window later, as a player
+      // does after Retry-After, a few times.
+      const viewerAt = async (name: string) => {
+        for (let attempt = 1; ; attempt++) {
+          const viewer = await view(`${starving.baseUrl}/whep/${channelId}`, join(dir, name));
           viewers.push(viewer);
-          return viewer;
-        });
+          if (viewer.status !== 503 || attempt === 5) return viewer;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      };
       const older = await viewerAt('kept.h264');
       const newer = await viewerAt('shed.h264');
       for (const viewer of [older, newer]) {

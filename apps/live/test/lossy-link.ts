@@ -1,4 +1,5 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** The ICE candidate lines of each m-section replaced by one host candidate, 127.0.0.1:`port`. */
@@ -69,4 +70,30 @@ export async function lossyLink(): Promise<LossyLink> {
     towardsViewer.socket.send(datagram, viewer.port, viewer.address);
   });
   return link;
+}
+
+/**
+ * A WHEP endpoint in front of `whepUrl` whose offers and answers go through `link`: for a viewer
+ * in another process (aiortc), which posts its offer itself. Answers the server's status and
+ * answer; `close` stops it.
+ */
+export async function whepThrough(link: LossyLink, whepUrl: string): Promise<{ url: string; close(): void }> {
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const answer = await fetch(whepUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp' },
+      body: link.offer(Buffer.concat(chunks).toString()),
+    });
+    const body = await answer.text();
+    response
+      .writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'text/plain' })
+      .end(answer.status === 201 ? link.answer(body) : body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => server.close(),
+  };
 }
