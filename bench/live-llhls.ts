@@ -36,7 +36,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
@@ -335,6 +335,8 @@ async function main() {
       fleet ? 'live-llhls-fleet' : 'live-llhls',
       {
         ...figures,
+        // The CPUs the server had (BENCH_SERVER_CPUS in live-server.ts): the clients had the rest.
+        serverCpus: availableParallelism(),
         // The machine's load (1 min) when the run started and ended: these figures move with it.
         loadavg1AtStart: round2(loadAtStart),
         loadavg1AtEnd: round2(loadavg()[0]!),

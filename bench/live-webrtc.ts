@@ -22,9 +22,8 @@
 // saturated the machine first. They still share its 2 cores with the server and the publisher:
 // the count that keeps up is a floor for the server alone. BENCH_SERVER_CPUS=0 gives the server
 // (and the native floor) a core of its own and the clients the other (live-server.ts), for what
-// one core of the server keeps up with. A viewer the server refuses for want
-// of room (503) tries again once after Retry-After; `Connected` counts the viewers the server
-// took.
+// one core of the server keeps up with. A viewer the server refuses for want of room (503) tries
+// again once after Retry-After; `Connected` counts the viewers the server took.
 //
 // The native floor, once the live server has stopped: peers/native-sfu.mjs, libdatachannel's
 // C++ ICE, DTLS and SRTP sending a stream of the publisher's measured bitrate to the same steps
