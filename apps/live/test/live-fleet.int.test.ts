@@ -279,11 +279,16 @@ describe.skipIf(!databaseUrl)('live fleet: two live processes on PostgreSQL', ()
       const page = await browser.newPage();
       await page.goto(site.url);
       await page.waitForFunction(() => 'view' in globalThis);
-      const viewerId = await page.evaluate(
-        ([url, channel]) =>
-          (globalThis as unknown as { view(...args: unknown[]): Promise<string> }).view(url, channel, null),
-        [`${liveUrl(second).replace(/^http/, 'ws')}/signaling`, channelId],
-      );
+      const view = () =>
+        page.evaluate(
+          ([url, channel]) =>
+            (globalThis as unknown as { view(...args: unknown[]): Promise<string> }).view(url, channel, null),
+          [`${liveUrl(second).replace(/^http/, 'ws')}/signaling`, channelId],
+        );
+      // In CI after the e2e suite, twice in a day, the holder's connection to Chromium ended
+      // before the SDK connected ('viewer ended'; never alone): it connects again once, as a
+      // player would.
+      const viewerId = await view().catch(view);
       expect(viewerId).toMatch(/^[0-9a-f]{20}$/);
       const video = page.locator('#viewer');
       await until(

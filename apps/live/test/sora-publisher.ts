@@ -47,6 +47,7 @@ window.publish = async (signalingUrl, channelId, accessToken, camera) => {
   return { connectionId: publisher.connectionId, connectedAt };
 };
 window.view = async (signalingUrl, channelId, accessToken) => {
+  document.getElementById('viewer')?.remove();
   const video = Object.assign(document.createElement('video'), { muted: true, autoplay: true, playsInline: true });
   video.id = 'viewer';
   document.body.append(video);
