@@ -8,7 +8,7 @@
 // strip back. Latency is that moment minus the moment the frame was made (the publisher's first
 // RTP packet is frame time 0), over BENCH_SECONDS (20) of playback.
 //
-// Viewers per process: BENCH_VIEWERS (10,50,100,200) werift WHEP viewers, 100 to a child
+// Viewers per process: BENCH_VIEWERS (10,50,100,200,300) werift WHEP viewers, 100 to a child
 // process, opened ten at a time; once all are connected, all processes measure over WINDOW_MS:
 // the live server's CPU (this process, and its viewer processes: forwarding, SRTP and sending in
 // libdatachannel, as many as LIVE_VIEWER_PROCESSES in the environment says, one per core unless
@@ -19,10 +19,14 @@
 // full). A viewer keeps up when it received at least 90 % of them. A viewer counts the SRTP
 // packets its ICE connection receives without decrypting them (live-webrtc-viewers.ts): werift
 // decrypting for every viewer cost about what the server spends encrypting, so the viewers
-// saturated the machine first. They still share its 2 cores with the server and the publisher:
-// the count that keeps up is a floor for the server alone. BENCH_SERVER_CPUS=0 gives the server
-// (and the native floor) a core of its own and the clients the other (live-server.ts), for what
-// one core of the server keeps up with. A viewer the server refuses for want of room (503) tries
+// saturated the machine first. All but BENCH_WATCHED_VIEWERS (20; `all` for none) of a step's
+// viewers are sinks (viewer-sinks.ts: root and nftables, else every viewer counts), whose media
+// the kernel drops as the server sends it: on loopback each send would also run the receiver's
+// side of the kernel and wake its client, and 200 viewers' clients then cost the 2 cores as much
+// as the server. So the server has the machine's cores as it would with its viewers elsewhere,
+// less the counting viewers and the publisher. BENCH_SERVER_CPUS=0 gives the server (and the
+// native floor) one core of its own and the clients the other (live-server.ts), for what one
+// core of the server keeps up with. A viewer the server refuses for want of room (503) tries
 // again once after Retry-After; `Connected` counts the viewers the server took.
 //
 // The native floor, once the live server has stopped: peers/native-sfu.mjs, libdatachannel's
@@ -39,9 +43,10 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import { cpuMsOf, median, portBase, processTree, quantile, report, round2, waitUntil } from './lib.ts';
 import { BITS, childMode, pinChromium, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
+import { dropSinkMedia, type SinkCounts } from './viewer-sinks.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
-const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,50,100,200').split(',').map(Number);
+const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '10,50,100,200,300').split(',').map(Number);
 const WINDOW_MS = 8_000;
 const KEEPS_UP = 0.9;
 const SAMPLE_MS = 100;
@@ -134,6 +139,24 @@ function viewerProcesses(): number[] {
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
 const VIEWERS_PER_PROCESS = 100;
 
+/** A run's sinks: how many viewers of a step count what they receive, the others' counts. */
+interface Sinks {
+  watched: number;
+  counts: SinkCounts;
+}
+
+/** The sinks' rule in place, unless BENCH_WATCHED_VIEWERS is `all` (or it cannot be: says why). */
+function sinksOf(): Sinks | undefined {
+  const watched = process.env.BENCH_WATCHED_VIEWERS ?? '20';
+  if (watched === 'all') return undefined;
+  const counts = dropSinkMedia();
+  if (typeof counts === 'string') {
+    console.warn(`sinks skipped (every viewer counts what it receives): ${counts}`);
+    return undefined;
+  }
+  return { watched: Number(watched), counts };
+}
+
 /**
  * A forwarding server as a step of viewers measures it: its CPU time so far (ms), the bytes of
  * the stream it forwards so far, and with no viewer its CPU (cores) and stream (bytes per ms,
@@ -156,21 +179,29 @@ async function idleOf(forwarder: Omit<Forwarder, 'idle'>): Promise<Forwarder['id
   };
 }
 
-async function viewerStep(forwarder: Forwarder, count: number) {
+/** `count` viewers: counting ones, and beyond `sinks.watched` of them sinks (viewer-sinks.ts). */
+async function viewerStep(forwarder: Forwarder, count: number, sinks?: Sinks) {
   const { whepUrl, idle } = forwarder;
-  const children = Array.from({ length: Math.ceil(count / VIEWERS_PER_PROCESS) }, (_, index) =>
-    childMode(new URL('./live-webrtc-viewers.ts', import.meta.url), {
+  const watched = Math.min(count, sinks?.watched ?? count);
+  const tasks: ViewersTask[] = Array.from(
+    { length: Math.ceil(watched / VIEWERS_PER_PROCESS) },
+    (_, index) => ({
       whepUrl,
-      count: Math.min(VIEWERS_PER_PROCESS, count - index * VIEWERS_PER_PROCESS),
-    } satisfies ViewersTask),
+      count: Math.min(VIEWERS_PER_PROCESS, watched - index * VIEWERS_PER_PROCESS),
+    }),
   );
-  const connected = (
-    await Promise.all(
-      children.map(async (viewers) => JSON.parse(await viewers.next()) as { connected: number }),
-    )
-  ).reduce((sum, child) => sum + child.connected, 0);
+  // Sinks cost their process only their handshakes and consent checks: one process takes them all.
+  if (count > watched) tasks.push({ whepUrl, count: count - watched, sinks: true });
+  const children = tasks.map((task) => childMode(new URL('./live-webrtc-viewers.ts', import.meta.url), task));
+  const connectedPerChild = await Promise.all(
+    children.map(
+      async (viewers) => JSON.parse(await viewers.next()) as { connected: number; sinkPorts: number[] },
+    ),
+  );
+  const connected = connectedPerChild.reduce((sum, child) => sum + child.connected, 0);
   // Every child counts from here, once all are connected: one window for the viewers and the server.
   for (const viewers of children) viewers.process.stdin!.write('start\n');
+  sinks?.counts.reset();
   const cpuBefore = forwarder.cpuMs();
   const streamBefore = await forwarder.streamBytes();
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
@@ -179,12 +210,25 @@ async function viewerStep(forwarder: Forwarder, count: number) {
   const reports = await Promise.all(
     children.map(async (viewers) => {
       viewers.process.stdin!.write('report\n');
-      return JSON.parse(await viewers.next()) as { received: number[]; cpuMs: number };
+      return JSON.parse(await viewers.next()) as { received: number[]; tag: number; cpuMs: number };
     }),
   );
+  const received = reports.flatMap((report) => report.received);
+  if (count > watched) {
+    // One port per sink that got anything; a sink the server sent nothing got a share of 0. The
+    // ports of an earlier step's sinks are left out: the server sends to those until it finds
+    // them gone.
+    const { connected: connectedSinks, sinkPorts } = connectedPerChild.at(-1)!;
+    const ports = new Set(sinkPorts);
+    const perPort = [...sinks!.counts.read(Math.max(...reports.map((report) => report.tag)))]
+      .filter(([port]) => ports.has(port))
+      .map(([, bytes]) => bytes);
+    received.push(...perPort, ...Array<number>(Math.max(0, connectedSinks - perPort.length)).fill(0));
+  }
   const published = Math.max(streamed, idle.streamBytesPerMs * WINDOW_MS);
-  const shares = reports.flatMap((report) => report.received).map((bytes) => bytes / published);
+  const shares = received.map((bytes) => bytes / published);
   return {
+    sinks: count - watched,
     connected,
     keptUp: shares.filter((share) => share >= KEEPS_UP).length,
     // Shares are of what the publisher got through: this says it kept its 4 Mbit/s meanwhile.
@@ -211,6 +255,7 @@ function record(
   prefix: string,
   step: Awaited<ReturnType<typeof viewerStep>>,
 ) {
+  if (step.sinks > 0) figures[`${prefix}Sinks`] = step.sinks;
   figures[`${prefix}Connected`] = step.connected;
   figures[`${prefix}KeptUp`] = step.keptUp;
   figures[`${prefix}MedianShare`] = step.medianShare;
@@ -224,9 +269,15 @@ function record(
 async function main() {
   const loadAtStart = loadavg()[0]!;
   const figures: Record<string, number> = {};
-  const streamBytesPerMs = await measureServer(figures);
-  // The floor runs once the live server and its publisher have stopped.
-  await measureFloor(streamBytesPerMs, figures);
+  const sinks = sinksOf();
+  try {
+    const streamBytesPerMs = await measureServer(figures, sinks);
+    // The floor runs once the live server and its publisher have stopped.
+    await measureFloor(streamBytesPerMs, figures, sinks);
+  } finally {
+    sinks?.counts.close();
+  }
+  if (sinks) figures.watchedViewers = sinks.watched;
   report(
     'live-webrtc',
     {
@@ -245,7 +296,7 @@ async function main() {
 }
 
 /** The live server with its publisher, into `figures`; resolves the stream's bytes per ms. */
-async function measureServer(figures: Record<string, number>): Promise<number> {
+async function measureServer(figures: Record<string, number>, sinks?: Sinks): Promise<number> {
   const { live, base, token, call, close } = await startLiveBench();
   try {
     const channelId = (
@@ -255,7 +306,7 @@ async function measureServer(figures: Record<string, number>): Promise<number> {
     ).channel_id as string;
     const publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
     try {
-      return await measure(live, `${base}/whep/${channelId}`, await publisher.zero, figures);
+      return await measure(live, `${base}/whep/${channelId}`, await publisher.zero, figures, sinks);
     } finally {
       await publisher.stop();
     }
@@ -270,6 +321,7 @@ async function measure(
   whepUrl: string,
   zero: number,
   figures: Record<string, number>,
+  sinks?: Sinks,
 ): Promise<number> {
   try {
     const latencies = await glassToGlass(whepUrl, zero);
@@ -290,7 +342,7 @@ async function measure(
   figures.serverCoresWithoutViewers = round2(idle.cores);
   figures.ingestMbpsWithoutViewers = round2((idle.streamBytesPerMs * 8) / 1000);
   for (const count of VIEWER_STEPS)
-    record(figures, `viewers${count}`, await viewerStep({ ...server, idle }, count));
+    record(figures, `viewers${count}`, await viewerStep({ ...server, idle }, count, sinks));
   return idle.streamBytesPerMs;
 }
 
@@ -298,7 +350,7 @@ async function measure(
  * The native floor (peers/native-sfu.mjs) sending a stream of the publisher's bitrate to each
  * step of viewers, after the live server has stopped: its figures, and ours against them.
  */
-async function measureFloor(streamBytesPerMs: number, figures: Record<string, number>) {
+async function measureFloor(streamBytesPerMs: number, figures: Record<string, number>, sinks?: Sinks) {
   const port = portBase();
   const peer = spawn(process.execPath, [fileURLToPath(new URL('./peers/native-sfu.mjs', import.meta.url))], {
     env: { ...process.env, PORT: String(port), BITRATE: String(Math.round(streamBytesPerMs * 8000)) },
@@ -311,7 +363,7 @@ async function measureFloor(streamBytesPerMs: number, figures: Record<string, nu
   try {
     const idle = await idleOf(floor);
     for (const count of VIEWER_STEPS) {
-      const step = await viewerStep({ ...floor, idle }, count);
+      const step = await viewerStep({ ...floor, idle }, count, sinks);
       record(figures, `floorViewers${count}`, step);
       figures[`viewers${count}FloorRatio`] = round2(
         figures[`viewers${count}ServerCoreMsPerFullViewerSecond`]! / step.serverCoreMsPerFullViewerSecond,
