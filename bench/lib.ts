@@ -471,6 +471,15 @@ export function rssMb(pid: number): number {
   return Math.round((pages.reduce((a, b) => a + b, 0) * 4096) / 1024 ** 2);
 }
 
+/** A process's command line (its arguments joined by NULs), or '' when it has ended. */
+export function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** A process and its descendants (cluster workers, nginx's worker), for their CPU and memory. */
 export function processTree(pid: number): number[] {
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();

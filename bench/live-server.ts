@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
 import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
 import { createServerDeps, loadConfig } from '../apps/server/src/index.ts';
-import { processTree } from './lib.ts';
+import { commandLineOf, processTree } from './lib.ts';
 
 /** Bits of the frame-time strip the live benchmarks' publishers burn into their pictures (ms). */
 export const BITS = 20;
@@ -86,7 +86,7 @@ export function pinChromium() {
   const cpuList = clientCpus();
   if (cpuList === undefined) return;
   for (const pid of processTree(process.pid).slice(1))
-    if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(CHROMIUM_PATH)) pin(pid, cpuList);
+    if (commandLineOf(pid).startsWith(CHROMIUM_PATH)) pin(pid, cpuList);
 }
 
 /** A client's command line: `command` with `args`, on the clients' CPUs when split. */

@@ -35,12 +35,21 @@
 // processes of ours). `floorViewers…` are its figures, `viewers…FloorRatio` our core-ms per full
 // viewer-second against its own, as bench/edge sets hits against nginx.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
-import { cpuMsOf, median, portBase, processTree, quantile, report, round2, waitUntil } from './lib.ts';
+import {
+  commandLineOf,
+  cpuMsOf,
+  median,
+  portBase,
+  processTree,
+  quantile,
+  report,
+  round2,
+  waitUntil,
+} from './lib.ts';
 import { BITS, childMode, pinChromium, startLiveBench, startTimedPublisher } from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 import { dropSinkMedia, type SinkCounts } from './viewer-sinks.ts';
@@ -127,13 +136,7 @@ async function ingestBytes(live: LiveBench['live']): Promise<number> {
 function viewerProcesses(): number[] {
   return processTree(process.pid)
     .slice(1)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('viewer-process');
-      } catch {
-        return false; // It ended meanwhile.
-      }
-    });
+    .filter((pid) => commandLineOf(pid).includes('viewer-process'));
 }
 
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
