@@ -23,10 +23,10 @@ interface IceData {
 }
 
 /**
- * `count` werift WHEP viewers, opened a few at a time; prints `{connected, sinkPorts}` once
- * all are (sinks: their sockets' ports), counts from the parent's `start`, and on its `report` prints each viewer's RTP bytes
- * received since, and the SRTP tag's length. Sinks count nothing: the kernel drops their media
- * before it reaches them (the parent counts it there).
+ * `count` werift WHEP viewers, opened a few at a time; prints `{connected, sinkPorts}` once all
+ * are (sinks: their sockets' ports), counts from the parent's `start`, and on its `report`
+ * prints each viewer's RTP bytes received since, and the SRTP tag's length. Sinks count nothing:
+ * the kernel drops their media before it reaches them (the parent counts it there).
  *
  * Once a viewer's connection is up, the SRTP packets its ICE connection receives are counted
  * (their RTP header and payload: the length less the authentication tag) and dropped

@@ -196,12 +196,12 @@ async function viewerStep(forwarder: Forwarder, count: number, sinks?: Sinks) {
   // Sinks cost their process only their handshakes and consent checks: one process takes them all.
   if (count > watched) tasks.push({ whepUrl, count: count - watched, sinks: true });
   const children = tasks.map((task) => childMode(new URL('./live-webrtc-viewers.ts', import.meta.url), task));
-  const connectedPerChild = await Promise.all(
+  const childrenReady = await Promise.all(
     children.map(
       async (viewers) => JSON.parse(await viewers.next()) as { connected: number; sinkPorts: number[] },
     ),
   );
-  const connected = connectedPerChild.reduce((sum, child) => sum + child.connected, 0);
+  const connected = childrenReady.reduce((sum, child) => sum + child.connected, 0);
   // Every child counts from here, once all are connected: one window for the viewers and the server.
   for (const viewers of children) viewers.process.stdin!.write('start\n');
   sinks?.counts.reset();
@@ -221,7 +221,7 @@ async function viewerStep(forwarder: Forwarder, count: number, sinks?: Sinks) {
     // One port per sink that got anything; a sink the server sent nothing got a share of 0. The
     // ports of an earlier step's sinks are left out: the server sends to those until it finds
     // them gone.
-    const { connected: connectedSinks, sinkPorts } = connectedPerChild.at(-1)!;
+    const { connected: connectedSinks, sinkPorts } = childrenReady.at(-1)!;
     const ports = new Set(sinkPorts);
     const perPort = [...sinks!.counts.read(Math.max(...reports.map((report) => report.tag)))]
       .filter(([port]) => ports.has(port))
