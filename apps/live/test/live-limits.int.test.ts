@@ -23,12 +23,12 @@ describe('live API and WHIP rate limits', () => {
   });
 
   /**
-   * An address of 198.18.0.0/15, which no other test file speaks from: the files of a worker share
+   * An address of 198.19.0.0/16, which no other test file speaks from: the files of a worker share
    * one server and its limits, and api-v1's requests from 203.0.113.1, .2, … each spent a bad
    * token of the address this test drew there (19 × 401 then 429, in CI).
    */
   const randomAddress = () =>
-    `198.${18 + Math.floor(Math.random() * 2)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+    `198.19.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
   async function liveCall(token: string | undefined, address: string, target = LIST, body: unknown = {}) {
     const response = await fetch(`${live.baseUrl}/`, {
