@@ -48,6 +48,7 @@ import {
   BITS,
   childMode,
   frameTime,
+  liveServerCpuMs,
   pinChromium,
   startLiveBench,
   startLivePeer,
@@ -204,10 +205,10 @@ async function viewers(media: string, count: number, idleCores: number, peerPid?
     return JSON.parse(await child.next()) as ClientsReport;
   });
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
-  const cpuBefore = process.cpuUsage();
+  const cpuBefore = liveServerCpuMs();
   const peerCpuBefore = peerPid === undefined ? 0 : cpuMsOf(peerPid);
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = liveServerCpuMs() - cpuBefore;
   const peerCpuMs = peerPid === undefined ? 0 : cpuMsOf(peerPid) - peerCpuBefore;
   const reports = await Promise.all(reporting);
   // The parts made while the window was open, by the numbers any client saw, less the first and
@@ -238,18 +239,16 @@ async function viewers(media: string, count: number, idleCores: number, peerPid?
     medianShare: round2(median(ratios)),
     failures: Object.values(failures).reduce((sum, times) => sum + times, 0),
     failuresByStatus: failures,
-    serverCores: round2((cpu.user + cpu.system) / 1e3 / WINDOW_MS),
+    serverCores: round2(cpuMs / WINDOW_MS),
     peerCores: round2(peerCpuMs / WINDOW_MS),
     peerMicrosecondsPerRequest: Math.round((peerCpuMs * 1000) / Math.max(1, requests)),
     clientCores: round2(reports.reduce((sum, report) => sum + report.cpuMs, 0) / WINDOW_MS),
     requestsPerSecond: Math.round(requests / (WINDOW_MS / 1000)),
-    serverMicrosecondsPerRequest: Math.round(
-      (cpu.user + cpu.system - idleCores * WINDOW_MS * 1e3) / Math.max(1, requests),
-    ),
+    serverMicrosecondsPerRequest: Math.round(((cpuMs - idleCores * WINDOW_MS) * 1e3) / Math.max(1, requests)),
     // As the WebRTC bench counts it: the server's CPU beyond what it spends without viewers,
     // divided by the viewers' shares of the parts summed (one that got half counts as half).
     serverCoreMsPerFullViewerSecond: round2(
-      (((cpu.user + cpu.system) / 1e3 / WINDOW_MS - idleCores) * 1000) /
+      ((cpuMs / WINDOW_MS - idleCores) * 1000) /
         Math.max(
           ratios.reduce((sum, ratio) => sum + Math.min(1, ratio), 0),
           1e-9,
@@ -289,10 +288,9 @@ async function main() {
     const ages = await partAges(media, zero);
     figures.partFirstFrameAgeMedianMs = Math.round(median(ages));
     // The publisher's ingest and the parts' gathering, with no viewer: not HLS serving.
-    const idleBefore = process.cpuUsage();
+    const idleBefore = liveServerCpuMs();
     await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-    const idle = process.cpuUsage(idleBefore);
-    const idleCores = (idle.user + idle.system) / 1e3 / WINDOW_MS;
+    const idleCores = (liveServerCpuMs() - idleBefore) / WINDOW_MS;
     figures.serverCoresWithoutViewers = round2(idleCores);
     for (const count of VIEWER_STEPS) {
       const step = await viewers(media, count, idleCores, peer?.child.pid);

@@ -13,7 +13,7 @@ import { encodeToken } from '../apps/server/src/auth/api-tokens.ts';
 import { randomToken, tokenDigest } from '../apps/server/src/crypto/tokens.ts';
 import { createOrganization, createSakuraAccount } from '../apps/server/src/db/repositories/organizations.ts';
 import { createServerDeps, loadConfig } from '../apps/server/src/index.ts';
-import { commandLineOf, processTree } from './lib.ts';
+import { commandLineOf, cpuMsOf, processTree } from './lib.ts';
 
 /** Bits of the frame-time strip the live benchmarks' publishers burn into their pictures (ms). */
 export const BITS = 20;
@@ -71,6 +71,19 @@ function clientCpus(): string | undefined {
     .filter((cpu) => !server.has(cpu));
   if (others.length === 0) throw new Error(`BENCH_SERVER_CPUS=${SERVER_CPUS} leaves no CPU to the clients`);
   return others.join(',');
+}
+
+/**
+ * The CPU (ms) the live server has used so far: this process (ingest, LL-HLS mirrored, the packets
+ * passed on, what its own thread answers) and its viewer processes (WebRTC viewers, LL-HLS
+ * connections), the children of this process that run its viewer entry.
+ */
+export function liveServerCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  const viewerProcesses = processTree(process.pid)
+    .slice(1)
+    .filter((pid) => commandLineOf(pid).includes('viewer-process'));
+  return (user + system) / 1e3 + viewerProcesses.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
 }
 
 /** Moves every thread of process `pid` to `cpuList`; its children to come inherit it. */

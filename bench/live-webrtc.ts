@@ -39,18 +39,15 @@ import { createServer } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/support/chromium.ts';
+import { cpuMsOf, median, portBase, quantile, report, round2, waitUntil } from './lib.ts';
 import {
-  commandLineOf,
-  cpuMsOf,
-  median,
-  portBase,
-  processTree,
-  quantile,
-  report,
-  round2,
-  waitUntil,
-} from './lib.ts';
-import { BITS, childMode, pinChromium, startLiveBench, startTimedPublisher } from './live-server.ts';
+  BITS,
+  childMode,
+  liveServerCpuMs,
+  pinChromium,
+  startLiveBench,
+  startTimedPublisher,
+} from './live-server.ts';
 import type { ViewersTask } from './live-webrtc-viewers.ts';
 import { dropSinkMedia, type SinkCounts } from './viewer-sinks.ts';
 
@@ -130,13 +127,6 @@ type LiveBench = Awaited<ReturnType<typeof startLiveBench>>;
 async function ingestBytes(live: LiveBench['live']): Promise<number> {
   const metric = await live.metrics.getSingleMetric('ukiyo_live_ingest_bytes_total')!.get();
   return metric.values[0]?.value ?? 0;
-}
-
-/** The live server's viewer processes: the children of this process that run its viewer entry. */
-function viewerProcesses(): number[] {
-  return processTree(process.pid)
-    .slice(1)
-    .filter((pid) => commandLineOf(pid).includes('viewer-process'));
 }
 
 /** Viewers per child process: each child is one JavaScript thread reading its viewers' sockets. */
@@ -334,12 +324,7 @@ async function measure(
   } catch (error) {
     console.warn(`Chromium skipped: ${error instanceof Error ? error.message : String(error)}`);
   }
-  // The live server: this process (ingest, and the packets passed on) and its viewer processes.
-  const cpuMs = () => {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1e3 + viewerProcesses().reduce((sum, pid) => sum + cpuMsOf(pid), 0);
-  };
-  const server = { whepUrl, cpuMs, streamBytes: () => ingestBytes(live) };
+  const server = { whepUrl, cpuMs: liveServerCpuMs, streamBytes: () => ingestBytes(live) };
   // The publisher's ingest (jitter buffer, WebM for the ladder) with no viewer: not forwarding.
   const idle = await idleOf(server);
   figures.serverCoresWithoutViewers = round2(idle.cores);

@@ -9,7 +9,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isWholeRequest, parseHead } from './hot-socket.ts';
+import { isWholeRequest } from '@ukiyo/server/request-head';
+import { parseHead } from './hot-socket.ts';
 
 interface Parsed {
   method: string | undefined;

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HotPathServer, isWholeRequest, parseHead, type HitRequest } from './hot-socket.ts';
+import { isWholeRequest } from '@ukiyo/server/request-head';
+import { HotPathServer, parseHead, type HitRequest } from './hot-socket.ts';
 
 const head = (...lines: string[]) => lines.join('\r\n');
 

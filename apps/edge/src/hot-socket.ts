@@ -1,6 +1,7 @@
 import { Server, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
+import { isWholeRequest, parseRequestHead } from '@ukiyo/server/request-head';
 
 /**
  * What a cache hit reads of a request (EdgeHandler.answerFromMemory); the rest of the head
@@ -38,13 +39,6 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 const MAX_HEAD_BYTES = 8 * 1024;
 /** Answers written but not yet taken by the client; past it node:http's flow control takes over. */
 const MAX_UNSENT_BYTES = 1024 * 1024;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/**
- * Anything but printable ASCII, tab and CRLF line ends (a lone CR or LF included) is for
- * node:http to judge.
- */
-const ODD = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
-const VERSION = ' HTTP/1.1';
 /** The headers a hit reads, by name. */
 const HIT_FIELDS = new Map<
   string,
@@ -57,79 +51,28 @@ const HIT_FIELDS = new Map<
   ['x-forwarded-for', 'forwardedFor'],
   ['x-request-id', 'requestId'],
 ]);
-/** Headers that take a request off the hot path: a body, or another protocol. */
-const NOT_HOT = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect']);
-
-/**
- * A request head (without its blank line) as the hot path may answer it, or undefined. Only a
- * strict subset of HTTP/1.1 qualifies: GET or HEAD of an origin-form target, one Host, no
- * body, no upgrade, no Connection but keep-alive, none of the headers a hit reads twice. The
- * values are what node:http would give (trimmed, latin1), so a memo made from node:http's
- * request matches exactly the heads that mean the same request. A scan rather than a general
- * parser: it runs for every hit.
- */
+/** A request head (without its blank line) as a hit may answer it, with one Host (parseRequestHead), or undefined. */
 export function parseHead(
   head: string,
   remoteAddress: string | undefined,
   servername?: string,
 ): HitRequest | undefined {
-  if (ODD.test(head)) return undefined;
-  const method = head.startsWith('GET /') ? 'GET' : head.startsWith('HEAD /') ? 'HEAD' : undefined;
-  if (!method) return undefined;
-  const requestLineEnd = head.indexOf('\r\n');
-  const targetEnd = requestLineEnd - VERSION.length;
-  if (requestLineEnd < 0 || head.indexOf(' ', method.length + 1) !== targetEnd) return undefined;
-  if (!head.startsWith(VERSION, targetEnd)) return undefined;
-  const request: HitRequest = {
-    method,
-    url: head.slice(method.length + 1, targetEnd),
-    host: undefined,
-    accept: undefined,
-    ifNoneMatch: undefined,
-    signature: undefined,
-    forwardedFor: undefined,
-    requestId: undefined,
+  const parsed = parseRequestHead(head, HIT_FIELDS);
+  if (parsed?.fields.host === undefined) return undefined;
+  const { host, accept, ifNoneMatch, signature, forwardedFor, requestId } = parsed.fields;
+  return {
+    method: parsed.method,
+    url: parsed.url,
+    host,
+    accept,
+    ifNoneMatch,
+    signature,
+    forwardedFor,
+    requestId,
     remoteAddress,
     servername,
   };
-  for (let start = requestLineEnd + 2; start < head.length;) {
-    let end = head.indexOf('\r\n', start);
-    if (end < 0) end = head.length;
-    const colon = head.indexOf(':', start);
-    if (colon < 0 || colon > end) return undefined;
-    const name = head.slice(start, colon);
-    if (!HEADER_NAME.test(name)) return undefined;
-    let from = colon + 1;
-    let to = end;
-    while (from < to && isBlank(head.charCodeAt(from))) from++;
-    while (to > from && isBlank(head.charCodeAt(to - 1))) to--;
-    const value = head.slice(from, to);
-    start = end + 2;
-    const lower = name.toLowerCase();
-    const field = HIT_FIELDS.get(lower);
-    if (field) {
-      if (request[field] !== undefined) return undefined;
-      request[field] = value;
-    } else if (lower === 'connection' ? value.toLowerCase() !== 'keep-alive' : NOT_HOT.has(lower)) {
-      return undefined;
-    }
-  }
-  return request.host === undefined ? undefined : request;
 }
-
-const HTTP_1 = /^[^\r\n]* HTTP\/1\.[01](?:\r\n|$)/;
-const BODY_OR_PROTOCOL = /^CONNECT |\r\n(?:content-length|transfer-encoding|upgrade|expect)[ \t]*:/i;
-
-/**
- * Whether node:http reads this head as one request and nothing after it: no body follows, and
- * the connection stays HTTP/1. Such a request can be counted while node:http answers it.
- */
-export function isWholeRequest(head: string): boolean {
-  return HTTP_1.test(head) && !ODD.test(head) && !BODY_OR_PROTOCOL.test(head);
-}
-
-/** Space or tab: the optional whitespace around a header value. */
-const isBlank = (code: number) => code === 0x20 || code === 0x09;
 
 const REQUEST_TIMEOUT = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
 

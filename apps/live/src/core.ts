@@ -10,7 +10,7 @@ import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings
 import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type PublishedMedia, type WebRtcTimings } from './ingest/webrtc.ts';
-import { playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
+import { needsPlaybackToken, playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
 import {
   Broadcast,
   type RemoteViewer,
@@ -45,13 +45,6 @@ export type LiveTimings = SessionTimings & WebRtcTimings;
 
 /** How long a peer's address for a channel is remembered (a new publisher may move it). */
 const PEER_LOOKUP_TTL_MS = 2_000;
-/**
- * Marks what a live process passes on to the one holding a channel (peerOf): a WHEP request, a
- * Sora viewer's signaling, an HLS request (whose value is then its signature, see hls.ts). The
- * holder answers it alone, never passing it on again.
- */
-export const PEER_HEADER = 'x-ukiyo-live-peer';
-
 /** A viewer arriving before the publisher's first video packet waits this long for it. */
 const FIRST_VIDEO_WAIT_MS = 5_000;
 /** WebRTC viewers of one channel in one process: each costs a peer connection and its sends. */
@@ -265,6 +258,20 @@ export class LiveCore {
       });
       hosted.session = session;
       hosted.lowLatency = session.lowLatency;
+      // Viewers needing no playback token are answered by the viewer processes (hls-serving.ts).
+      if (!needsPlaybackToken(channel))
+        for (const [index, rendition] of (session.lowLatency ?? []).entries())
+          this.options.viewerProcesses.mirror(
+            {
+              key: `${channelId}/${connectionId}/${index}`,
+              channelId,
+              connectionId,
+              organizationId,
+              targetDuration: renditions[index]!.durationSeconds,
+              options: rendition.options,
+            },
+            rendition,
+          );
       this.usage.connected(connectionId, channelId, organizationId, 'publisher');
       // Files of the channel's previous session go: one session's files at a time.
       await rm(this.channelDir(channelId), { recursive: true, force: true });
@@ -535,6 +542,7 @@ export class LiveCore {
   private async teardown(channelId: string): Promise<void> {
     const hosted = this.hosted.get(channelId);
     this.hosted.delete(channelId);
+    this.options.viewerProcesses.forget(channelId);
     await hosted?.session?.stop('channel deleted');
     if (hosted) await this.endViewing(hosted);
     await rm(this.channelDir(channelId), { recursive: true, force: true });

@@ -6,39 +6,37 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { addressOf, clientAddress, type Config } from '@ukiyo/server';
 import type { LiveEnv } from './api.ts';
-import { PEER_HEADER, type LiveCore } from './core.ts';
+import type { LiveCore } from './core.ts';
 import { decorateMediaPlaylist } from './hls/ladder.ts';
-import type { LowLatencyRendition } from './hls/ll-hls.ts';
-import { type Answer, PeerCache } from './hls/peer-cache.ts';
-import type { PeerSignature } from './hls/peer-signature.ts';
+import {
+  type Answer,
+  type BlockingQuery,
+  clientOf,
+  CROSS_ORIGIN,
+  HeldRequests,
+  HEADERS,
+  lowLatencyAnswer,
+  MAX_BLOCKING_MS,
+  NO_ROOM,
+  NOT_FOUND,
+  text,
+} from './hls/answers.ts';
+import { PeerCache } from './hls/peer-cache.ts';
+import { PEER_HEADER, type PeerSignature } from './hls/peer-signature.ts';
 import { PeerViewers, type ViewersReport, viewersReportSchema } from './hls/peer-viewers.ts';
-import { WaitingCounts } from './hls/waiting-counts.ts';
 import type { LiveMetrics, ViewerTracker } from './metrics.ts';
 import type { HlsAdmission } from './viewers/hls-admission.ts';
+import type { HlsServedReport } from './viewers/hls-serving.ts';
 import type { PlaybackKeys } from './playback-tokens.ts';
 import type { LiveUsage } from './usage.ts';
 
-const PLAYLIST = 'application/vnd.apple.mpegurl';
 /** Where a peer reports the viewers it served a channel to (PeerViewers). */
 const VIEWERS_REPORT_PATH = '/internal/hls-viewers';
 /** In an answer to a peer: the organization whose delivery the peer counts. */
 const ORGANIZATION_HEADER = 'x-ukiyo-live-organization';
-/** A client's address and user agent are kept to this many characters (clientOf). */
-const MAX_CLIENT_LENGTH = 256;
 /** The peers' answers a live process keeps (parts, segments, playlists: see PeerCache). */
 const PEER_CACHE_BYTES = 64 * 1024 * 1024;
-/** How soon a client the live process has no room for may ask again. */
-const RETRY_AFTER_SECONDS = 2;
 const PEER_TIMEOUT_MS = 5_000;
-/** A blocking request waits at most three target durations (RFC 8216bis 6.2.5.2), 10 s segments at most. */
-const MAX_BLOCKING_MS = 3 * 10_000;
-/**
- * Requests waiting at once (blocking playlist reloads and preload-hinted parts): a player holds
- * one or two per rendition, so a client (address and user agent) past a few is misbehaving, and
- * a channel's cap bounds the memory of its waiters.
- */
-const MAX_WAITING_PER_CLIENT = 8;
-const MAX_WAITING_PER_CHANNEL = 5_000;
 
 type Source = 'local' | 'peer';
 
@@ -47,28 +45,6 @@ interface PeerAnswer extends Answer {
   organizationId?: number;
 }
 
-/** Every answer is read by players on other origins, its timing too. */
-const CROSS_ORIGIN = { 'Access-Control-Allow-Origin': '*', 'Timing-Allow-Origin': '*' } as const;
-const IMMUTABLE = 'public, max-age=86400, immutable';
-/** Answers' headers, made once rather than per request. */
-const HEADERS = {
-  text: { 'Content-Type': 'text/plain; charset=UTF-8', ...CROSS_ORIGIN },
-  playlist: { 'Content-Type': PLAYLIST, 'Cache-Control': 'public, max-age=1', ...CROSS_ORIGIN },
-  // A blocking reload's URL names one version of the playlist: it may be cached a while.
-  blockingPlaylist: { 'Content-Type': PLAYLIST, 'Cache-Control': 'public, max-age=60', ...CROSS_ORIGIN },
-  mp4: { 'Content-Type': 'video/mp4', 'Cache-Control': IMMUTABLE, ...CROSS_ORIGIN },
-  ts: { 'Content-Type': 'video/mp2t', 'Cache-Control': IMMUTABLE, ...CROSS_ORIGIN },
-} as const;
-
-function text(status: number, message: string): Answer {
-  return { status, body: Buffer.from(message), headers: HEADERS.text };
-}
-
-const NOT_FOUND = text(404, 'not found');
-const NO_ROOM: Answer = {
-  ...text(503, 'this live server has no room for another HLS viewer now; try again shortly'),
-  headers: { ...HEADERS.text, 'Retry-After': String(RETRY_AFTER_SECONDS) },
-};
 /** As the app's onError answers. */
 const INTERNAL_ERROR: Answer = {
   status: 500,
@@ -90,7 +66,7 @@ interface HlsRequest {
   file: string;
   /** Address and user agent: the unit of the waiting caps and of viewers. */
   client: string;
-  query: { msn: string | undefined; part: string | undefined };
+  query: BlockingQuery;
   /** The path and query as asked, which a peer's signature covers. */
   target: string;
   /** The request's PEER_HEADER, if any. */
@@ -105,34 +81,12 @@ export type HlsFastPath = (request: IncomingMessage, response: ServerResponse) =
 
 export interface MountedHls {
   fastPath: HlsFastPath;
+  /** What a viewer process answered (viewers/hls-serving.ts), counted as this process counts its own. */
+  countServed(report: HlsServedReport): void;
+  /** Requests held now on this thread. */
+  readonly held: number;
   /** Stops the viewers' reports to peers, once the last one is sent. */
   close(): Promise<void>;
-}
-
-/**
- * Resolves true once `subscribe`'s wake comes (the rendition reached what was asked), false
- * after `timeoutMs`.
- */
-function waitFor(subscribe: (wake: () => void) => () => void, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      cancel();
-      resolve(false);
-    }, timeoutMs);
-    const cancel = subscribe(() => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-/**
- * The client of a request, its address and user agent: at most MAX_CLIENT_LENGTH characters,
- * since the admitted clients, the viewer counts and usage's distinct clients each keep one per
- * client, and a user agent may be as long as the headers are.
- */
-function clientOf(address: string, userAgent: string | undefined): string {
-  return `${address} ${userAgent ?? ''}`.slice(0, MAX_CLIENT_LENGTH);
 }
 
 /**
@@ -147,12 +101,6 @@ function peerTarget({ channelId, connectionId, file, query }: HlsRequest): strin
   if (query.part !== undefined) parameters.set('_HLS_part', query.part);
   const search = parameters.size > 0 ? `?${parameters}` : '';
   return `/hls/${channelId}/${connectionId}/${file}${search}`;
-}
-
-/** `_HLS_msn` / `_HLS_part`: absent, a number, or malformed. */
-function directive(value: string | undefined): number | undefined | null {
-  if (value === undefined) return undefined;
-  return /^[0-9]{1,9}$/.test(value) ? Number(value) : null;
 }
 
 /**
@@ -238,99 +186,7 @@ export function mountHls(
     await next();
   });
 
-  const waitingPerClient = new WaitingCounts(MAX_WAITING_PER_CLIENT);
-  const waitingPerChannel = new WaitingCounts(MAX_WAITING_PER_CHANNEL);
-
-  /**
-   * `wait`'s result, waited for within the caps, else the answer saying why not. A peer (`client`
-   * undefined) has no cap of its own: it asks once per file, however many of its viewers wait
-   * (PeerCache), and caps them itself.
-   */
-  const capped = async <T>(
-    channelId: string,
-    client: string | undefined,
-    wait: () => Promise<T>,
-  ): Promise<T | Answer> => {
-    if (!waitingPerChannel.take(channelId)) return text(429, 'too many waiting requests for this channel');
-    if (client !== undefined && !waitingPerClient.take(client)) {
-      waitingPerChannel.release(channelId);
-      return text(429, 'too many waiting requests from this client');
-    }
-    metrics.hlsRequestsHeld.inc();
-    try {
-      return await wait();
-    } finally {
-      metrics.hlsRequestsHeld.dec();
-      if (client !== undefined) waitingPerClient.release(client);
-      waitingPerChannel.release(channelId);
-    }
-  };
-
-  /**
-   * Waits, within the caps, for `subscribe`'s wake (the caller checked it is not there yet):
-   * undefined once it comes, else the answer saying why not.
-   */
-  const hold = (
-    channelId: string,
-    client: string | undefined,
-    subscribe: (wake: () => void) => () => void,
-    timeoutMs: number,
-  ): Promise<Answer | undefined> =>
-    capped(channelId, client, async () =>
-      (await waitFor(subscribe, timeoutMs)) ? undefined : text(503, 'not produced in time'),
-    );
-
-  /** An LL-HLS playlist, blocking until `_HLS_msn` / `_HLS_part` when asked (RFC 8216bis 6.2.5.2). */
-  const lowLatencyPlaylist = async (
-    channelId: string,
-    client: string | undefined,
-    rendition: LowLatencyRendition,
-    query: { msn: string | undefined; part: string | undefined },
-    targetDuration: number,
-  ): Promise<Answer | Uint8Array | undefined> => {
-    const msn = directive(query.msn);
-    const part = directive(query.part);
-    if (msn === null || part === null || (part !== undefined && msn === undefined))
-      return text(400, '_HLS_msn and _HLS_part are numbers, and _HLS_part needs _HLS_msn');
-    if (msn !== undefined) {
-      const newest = rendition.position?.msn ?? -1;
-      if (msn > newest + 2) return text(400, '_HLS_msn is more than two segments ahead of the playlist');
-    }
-    if (msn !== undefined && !rendition.reached(msn, part)) {
-      const refused = await hold(
-        channelId,
-        client,
-        (wake) => rendition.whenReached(msn, part, wake),
-        3 * targetDuration * 1000,
-      );
-      if (refused) return refused;
-    }
-    return rendition.playlistBytes();
-  };
-
-  /** An LL-HLS file from memory, or undefined when it is not there. */
-  const lowLatencyFile = async (
-    channelId: string,
-    client: string | undefined,
-    rendition: LowLatencyRendition,
-    name: string,
-  ): Promise<Answer | Uint8Array | undefined> => {
-    if (name === 'init.mp4') return rendition.initSegment;
-    const segment = /^seg([0-9]+)\.m4s$/.exec(name);
-    if (segment) return rendition.segment(Number(segment[1]));
-    const part = Number(/^part([0-9]+)\.m4s$/.exec(name)?.[1]);
-    // The preload-hinted part is asked for before it exists: it is sent as soon as it does.
-    if (part === rendition.hintedPart) {
-      const refused = await hold(
-        channelId,
-        client,
-        (wake) => rendition.whenPart(part, wake),
-        MAX_BLOCKING_MS,
-      );
-      if (refused) return refused;
-    }
-    return rendition.part(part);
-  };
+  const held = new HeldRequests();
 
   /**
    * A file of this process's, or undefined: counted as the channel's HLS delivery, or for a peer,
@@ -341,7 +197,7 @@ export function mountHls(
     connectionId: string,
     file: string,
     client: string,
-    query: { msn: string | undefined; part: string | undefined },
+    query: BlockingQuery,
     forPeer: boolean,
   ): Promise<Answer | undefined> => {
     const served = core.served(channelId);
@@ -358,26 +214,16 @@ export function mountHls(
     const [index, name] = file.split('/');
     const rendition = served.connectionId === connectionId ? served.lowLatency?.[Number(index)] : undefined;
     if (rendition && name) {
-      const waiter = forPeer ? undefined : client;
-      const found =
-        name === 'index.m3u8'
-          ? await lowLatencyPlaylist(
-              channelId,
-              waiter,
-              rendition,
-              query,
-              served.renditions[Number(index)]!.durationSeconds,
-            )
-          : await lowLatencyFile(channelId, waiter, rendition, name);
-      if (!found) return undefined;
-      if (!(found instanceof Uint8Array)) return found;
-      const headers =
-        name !== 'index.m3u8'
-          ? HEADERS.mp4
-          : query.msn === undefined
-            ? HEADERS.playlist
-            : HEADERS.blockingPlaylist;
-      return delivered({ status: 200, body: found, headers });
+      const found = await lowLatencyAnswer(
+        held,
+        channelId,
+        forPeer ? undefined : client,
+        rendition,
+        name,
+        query,
+        served.renditions[Number(index)]!.durationSeconds,
+      );
+      return found && (found.status === 200 ? delivered(found) : found);
     }
     const data = await readFile(join(core.channelDir(channelId), connectionId, 'hls', file)).catch(
       () => undefined,
@@ -431,11 +277,13 @@ export function mountHls(
     const { channelId, file, client, target } = request;
     const fromPeerProcess = peerSignature.verify(target, request.peerSignature);
     let source: Source = 'local';
-    const held = core.served(channelId) !== undefined;
-    const peer = held || fromPeerProcess ? undefined : await core.peerOf(channelId);
+    const hosted = core.served(channelId) !== undefined;
+    const peer = hosted || fromPeerProcess ? undefined : await core.peerOf(channelId);
     // Admitted by the process the viewer asked, for the channels some process holds.
     const refused =
-      !fromPeerProcess && (held || peer !== undefined) && !(await admission.admit(`${channelId}\n${client}`));
+      !fromPeerProcess &&
+      (hosted || peer !== undefined) &&
+      !(await admission.admit(`${channelId}\n${client}`));
     if (refused) metrics.hlsRefused.inc();
     let answer: PeerAnswer | undefined = refused
       ? NO_ROOM
@@ -447,7 +295,7 @@ export function mountHls(
       const asked = peerTarget(request);
       answer = file.endsWith('.ts')
         ? await fromPeer(peer, channelId, asked, false)
-        : await capped(channelId, client, () => fromPeer(peer, channelId, asked, true));
+        : await held.capped(channelId, client, () => fromPeer(peer, channelId, asked, true));
       if (answer.status === 200 && answer.organizationId !== undefined) {
         usage.hls(channelId, answer.organizationId, answer.body.length, client);
         peerViewers.seen(peer, channelId, client);
@@ -512,7 +360,32 @@ export function mountHls(
     );
     return true;
   };
-  return { fastPath, close: () => peerViewers.close() };
+  const countServed = (report: HlsServedReport) => {
+    for (const { channelId, organizationId, requests, bytes, clients, watching } of report.channels) {
+      usage.hlsAnswers(channelId, organizationId, requests, bytes, clients);
+      for (const client of watching) viewers.seen(channelId, client);
+      metrics.hlsBytes.inc(bytes);
+    }
+    for (const { kind, status, count } of report.answers)
+      metrics.hlsRequests.inc({ kind, status: String(status), source: 'local' }, count);
+    for (const seconds of report.durations) metrics.hlsDuration.observe({ source: 'local' }, seconds);
+    metrics.hlsRefused.inc(report.refused);
+    if (report.shed > 0) {
+      metrics.hlsShed.inc(report.shed);
+      log.warn(
+        { shed: report.shed },
+        'a viewer process answering HLS stays saturated: shedding its newest clients',
+      );
+    }
+  };
+  return {
+    fastPath,
+    countServed,
+    get held() {
+      return held.count;
+    },
+    close: () => peerViewers.close(),
+  };
 }
 
 function send(response: ServerResponse, answer: Answer): void {

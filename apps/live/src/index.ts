@@ -32,9 +32,13 @@ import { mountWhep } from './whep.ts';
 import { mountWhip } from './whip.ts';
 import { viewerProcessCount, ViewerProcesses } from './viewers/processes.ts';
 import { HlsAdmission } from './viewers/hls-admission.ts';
+import { handOffHls } from './viewers/hls-handoff.ts';
 import { LoadGuard } from './viewers/load-guard.ts';
 
 export type { LiveDeps } from './types.ts';
+
+/** An idle kept-alive connection is closed after this long, by node:http and by the viewer processes alike. */
+const KEEP_ALIVE_MS = 5_000;
 
 export interface LiveOptions {
   /** Default `{DATA_DIR}/live`. */
@@ -150,7 +154,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     viewers: () => viewers.count(),
     webRtcViewers: (): number => core.viewerCount,
     eventLoopUtilization: () => viewerProcesses.load,
-    hlsClientsWaiting: () => hlsAdmission.waitingCount,
+    hlsClientsWaiting: () => hlsAdmission.waitingCount + viewerProcesses.hlsWaiting,
+    hlsRequestsHeld: () => hls.held + viewerProcesses.hlsHeld,
   });
   // The main thread answers HLS (hls.ts): its own load admits its clients.
   const hlsAdmission = new HlsAdmission(
@@ -171,7 +176,19 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       processes: viewerProcessCount(deps.config, log),
       maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
       loadWindowMs: options.loadWindowMs,
-      settings: { ice, iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs },
+      settings: {
+        ice,
+        iceGatheringTimeoutMs: options.timings.iceGatheringTimeoutMs,
+        // Each process admits its LL-HLS clients as the main thread does its own.
+        hls: {
+          maxLoad: deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION,
+          loadWindowMs: options.hlsLoadWindowMs,
+          quietMs: options.viewerWindowMs,
+          admissionWaitMs: options.hlsAdmissionWaitMs,
+          trustProxy: deps.config.TRUST_PROXY,
+          keepAliveMs: KEEP_ALIVE_MS,
+        },
+      },
     },
     log,
     (shed) => {
@@ -216,8 +233,13 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     return c.json({ ok: false, error: 'internal error' }, 500);
   });
   const honoListener = getRequestListener(app.fetch);
-  const server = createServer((request, response) => {
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (request, response) => {
     if (!hls.fastPath(request, response)) void honoListener(request, response);
+  });
+  handOffHls(server, viewerProcesses, {
+    trustProxy: deps.config.TRUST_PROXY,
+    served: hls.countServed,
+    handedOff: () => metrics.hlsHandedOff.inc(),
   });
   const rtmp = createRtmpServers(deps, core, options.rtmp, log);
   const signaling = mountSoraSignaling(server, deps, core, log, options.sora);
@@ -245,7 +267,10 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       database: databaseCheck(deps.db),
       files: diskCheck(options.dir, deps.config.READY_MIN_FREE_MB * 1024 ** 2),
     }),
-    flushUsage: () => usage.flush(),
+    async flushUsage() {
+      await viewerProcesses.reportHls();
+      await usage.flush();
+    },
     tick,
     async close() {
       clearInterval(ticker);
@@ -253,6 +278,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await drainServer(server, 0);
       await rtmp.close();
       await core.close();
+      // What they answered since their last report is counted before they go.
+      await viewerProcesses.reportHls();
       await viewerProcesses.close();
       hlsAdmission.close();
       await hls.close();

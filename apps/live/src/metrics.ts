@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { probeGauges } from '@ukiyo/server/process';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -88,9 +88,9 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
-  readonly hlsRequestsHeld = new Gauge({
-    name: 'ukiyo_live_hls_requests_held',
-    help: 'HLS requests held until what they ask for is produced (LL-HLS blocking reloads and preload hints)',
+  readonly hlsHandedOff = new Counter({
+    name: 'ukiyo_live_hls_connections_handed_off_total',
+    help: 'Connections whose first request was an LL-HLS file, handed to a viewer process to answer (the rest of this process counts what they answer)',
     registers: [this.registry],
   });
 
@@ -112,6 +112,7 @@ export class LiveMetrics {
     webRtcViewers: () => number;
     eventLoopUtilization: () => number;
     hlsClientsWaiting: () => number;
+    hlsRequestsHeld: () => number;
   }) {
     probeGauges(this.registry, [
       [
@@ -136,8 +137,13 @@ export class LiveMetrics {
       ],
       [
         'ukiyo_live_hls_clients_waiting',
-        'New HLS clients whose request waits for room on the thread answering HLS (a crowd let in a window at a time)',
+        'New HLS clients whose request waits for room on a thread answering HLS (a crowd let in a window at a time)',
         probes.hlsClientsWaiting,
+      ],
+      [
+        'ukiyo_live_hls_requests_held',
+        'HLS requests held until what they ask for is produced (LL-HLS blocking reloads and preload hints)',
+        probes.hlsRequestsHeld,
       ],
     ]);
   }

@@ -32,6 +32,11 @@ export function verifyPlaybackToken(
   return timingSafeEqual(Buffer.from(match[2]!, 'base64url'), signature(key, channelId, expiry));
 }
 
+/** Whether the channel's viewers need playback tokens (it was created so; that never changes). */
+export function needsPlaybackToken(channel: Pick<ChannelRow, 'settings'>): boolean {
+  return (channel.settings as Partial<ChannelSettings>).playbackKeyEnc !== undefined;
+}
+
 /** The channel's playback key, when its viewers need tokens. */
 export function playbackKey(secrets: SecretBox, channel: Pick<ChannelRow, 'settings'>): Buffer | undefined {
   const sealed = (channel.settings as Partial<ChannelSettings>).playbackKeyEnc;

@@ -99,6 +99,20 @@ export class LiveUsage {
     if (counter.hlsClients.size < MAX_HLS_CLIENTS) counter.hlsClients.add(client);
   }
 
+  /** HLS answers a viewer process gave (viewers/hls-serving.ts): requests, bytes, the clients answered. */
+  hlsAnswers(
+    channelId: string,
+    organizationId: number,
+    requests: number,
+    bytes: number,
+    clients: readonly string[],
+  ): void {
+    const counter = this.counter(channelId, organizationId);
+    counter.hlsRequests += requests;
+    counter.hlsBytesOut += bytes;
+    this.hlsViewers(channelId, organizationId, clients);
+  }
+
   /**
    * HLS clients a peer process served this process's channel to: viewers, counted with the
    * channel's own (their requests and bytes the peer counts).

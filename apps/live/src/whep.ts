@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
-import { PEER_HEADER, type LiveCore } from './core.ts';
+import type { LiveCore } from './core.ts';
+import { PEER_HEADER } from './hls/peer-signature.ts';
 import { CHANNEL, refuse, refuseTrickle, sdpBodyLimit, sdpCors, sdpOffer } from './whip.ts';
 
 /** Answering an offer takes ICE gathering: up to its 5 s timeout, and the first video's 5 s. */

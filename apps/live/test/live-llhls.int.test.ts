@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as HLS from 'hls-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
+import { RawConnection } from '../src/testing/raw-http.ts';
 import { apiToken, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
 
 const T = {
@@ -13,7 +15,7 @@ const T = {
 };
 
 const RENDITION = { durationSeconds: 1, video: { width: 640, height: 360, fps: 30, bps: 800_000 } };
-/** Waiting requests one client may hold (src/hls.ts). */
+/** Waiting requests one client may hold in one process (src/hls/answers.ts). */
 const WAITING_PER_CLIENT = 8;
 
 describe('Low-Latency HLS', () => {
@@ -27,6 +29,17 @@ describe('Low-Latency HLS', () => {
     const answer = await fetch(url, { headers: { 'User-Agent': userAgent } });
     return { status: answer.status, bytes: Buffer.from(await answer.arrayBuffer()), at: performance.now() };
   };
+  /**
+   * A request on a connection of its own, as a player's are its own: fetch's pool would carry it
+   * on one another client opened, which the live process handed to that client's viewer process.
+   */
+  const statusAlone = (url: string, userAgent: string) =>
+    new Promise<number>((resolve, reject) =>
+      httpGet(url, { agent: false, headers: { 'User-Agent': userAgent } }, (answer) => {
+        answer.resume();
+        answer.on('end', () => resolve(answer.statusCode!));
+      }).on('error', reject),
+    );
   const playlistAt = async (query = '') => {
     const answer = await get(`${media}${query}`);
     expect(answer.status).toBe(200);
@@ -204,7 +217,7 @@ describe('Low-Latency HLS', () => {
     // The whole next segment: more than one segment away, within the three target durations a
     // blocking reload may wait (msn + 2 can need all three, too close to the limit on a busy host).
     const next = `${media}?_HLS_msn=${msn + 1}`;
-    const waiting = Array.from({ length: WAITING_PER_CLIENT }, () => get(next, 'greedy'));
+    const waiting = Array.from({ length: WAITING_PER_CLIENT }, () => statusAlone(next, 'greedy'));
     // Once the server holds them all (a fixed pause raced their arrival on a loaded CI host).
     const held = async () =>
       (await live.live.metrics.getSingleMetric('ukiyo_live_hls_requests_held')!.get()).values[0]?.value;
@@ -213,9 +226,61 @@ describe('Low-Latency HLS', () => {
       5_000,
       'the greedy client’s requests to be held',
     );
-    expect((await get(next, 'greedy')).status).toBe(429);
+    expect(await statusAlone(next, 'greedy')).toBe(429);
     // Another client is not held back by that one.
-    const answers = await Promise.all([...waiting, get(next, 'patient')]);
-    expect(answers.map((answer) => answer.status)).toEqual(Array(WAITING_PER_CLIENT + 1).fill(200));
+    const answers = await Promise.all([...waiting, statusAlone(next, 'patient')]);
+    expect(answers).toEqual(Array(WAITING_PER_CLIENT + 1).fill(200));
+  });
+
+  it('answers LL-HLS connections in the viewer processes, and gives one back once it asks for anything else', async () => {
+    const metric = async (name: string) =>
+      (await live.live.metrics.getSingleMetric(name)!.get()).values.reduce(
+        (sum, { value }) => sum + value,
+        0,
+      );
+    const mediaPath = new URL(media).pathname;
+    const master = mediaPath.replace(/0\/index\.m3u8$/, 'master.m3u8');
+    const handedBefore = await metric('ukiyo_live_hls_connections_handed_off_total');
+    const bytesBefore = await metric('ukiyo_live_hls_bytes_total');
+
+    // A viewer's connection: its first request is an LL-HLS file, so a viewer process takes it.
+    const viewer = await RawConnection.open(live.baseUrl);
+    const listed = await viewer.get(mediaPath);
+    expect(listed.status).toBe(200);
+    expect(await metric('ukiyo_live_hls_connections_handed_off_total')).toBe(handedBefore + 1);
+    const part = new URL(edge(HLS.parse(listed.body.toString()) as HLS.types.MediaPlaylist).lastPart, media)
+      .pathname;
+    const fromProcess = await viewer.get(part);
+    // The same part from the live process itself: a connection whose first request is not LL-HLS.
+    const other = await RawConnection.open(live.baseUrl);
+    expect((await other.get(master)).status).toBe(200);
+    const fromLive = await other.get(part);
+    expect(await metric('ukiyo_live_hls_connections_handed_off_total')).toBe(handedBefore + 1);
+    expect(fromProcess.status).toBe(200);
+    expect(fromProcess.body.equals(fromLive.body)).toBe(true);
+    for (const name of ['content-type', 'cache-control', 'access-control-allow-origin', 'content-length'])
+      expect(fromProcess.headers[name], name).toBe(fromLive.headers[name]);
+
+    // Anything else goes back to the live process on the same connection, pipelined or not: the
+    // master playlist, a request with a body, and LL-HLS after them.
+    const [playlistAgain, masterPlaylist] = await viewer.pipeline([mediaPath, master]);
+    expect(playlistAgain!.status).toBe(200);
+    expect(masterPlaylist!.status).toBe(200);
+    expect(masterPlaylist!.body.toString()).toContain('0/index.m3u8');
+    // WHEP's answer to an offer that is not SDP.
+    expect((await viewer.request('POST /whep/0 HTTP/1.1', 'v=0\r\n')).status).toBe(415);
+    expect((await viewer.get(part)).body.equals(fromLive.body)).toBe(true);
+    viewer.close();
+    other.close();
+
+    // What the viewer process answered is counted by the live process within its reports.
+    await waitFor(
+      async () =>
+        (await metric('ukiyo_live_hls_bytes_total')) >= bytesBefore + 2 * fromLive.body.length
+          ? true
+          : undefined,
+      5_000,
+      'the viewer process’s answers to be counted',
+    );
   });
 });

@@ -31,7 +31,8 @@ export { JobQueue, type Job, type JobTarget } from './jobs/queue.ts';
 export { webhookSecret } from './services/webhook-secrets.ts';
 export { authorizePublisher, bearerAuth, countBadCredential, publishAuth } from './http/public-api.ts';
 export { channelOfStreamKey, channelStreamSecret } from './auth/stream-keys.ts';
-export { addressOf, clientAddress } from './http/request.ts';
+export { clientAddress } from './http/request.ts';
+export { addressOf, isWholeRequest, parseRequestHead, type RequestHead } from './http/request-head.ts';
 export { refusePrivateUrls } from './services/public-hosts.ts';
 export {
   createChannelRecord,

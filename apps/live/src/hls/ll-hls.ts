@@ -73,11 +73,20 @@ export class LowLatencyRendition {
   /** Requests for a part not produced yet, by its index. */
   private readonly partRequests = new Waiters<number>();
 
-  constructor(private readonly options: LowLatencyOptions) {}
+  /** Told of every byte pushed, then of the end (null): mirrors of this rendition (viewers/hls-serving.ts). */
+  private readonly inputListeners: ((bytes: Buffer | null) => void)[] = [];
+
+  constructor(readonly options: LowLatencyOptions) {}
+
+  /** `listener` gets each chunk pushed from now on, then null at the end. */
+  onInput(listener: (bytes: Buffer | null) => void): void {
+    this.inputListeners.push(listener);
+  }
 
   /** ffmpeg's next bytes; a stream that is not fMP4 throws Mp4Error (and nothing more is taken). */
   push(chunk: Buffer): void {
     if (this.ended) return;
+    for (const listener of this.inputListeners) listener(chunk);
     try {
       for (const box of this.splitter.push(chunk)) this.take(box);
     } catch (error) {
@@ -185,6 +194,7 @@ export class LowLatencyRendition {
   /** The stream ended: the open segment is complete and the playlist says ENDLIST. */
   end(): void {
     if (this.ended) return;
+    for (const listener of this.inputListeners) listener(null);
     if (this.pending.duration > 0) this.closePart();
     this.ended = true;
     const open = this.segments.at(-1);

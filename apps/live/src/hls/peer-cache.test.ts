@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Answer, PeerCache } from './peer-cache.ts';
+import type { Answer } from './answers.ts';
+import { PeerCache } from './peer-cache.ts';
 
 function answer(bytes: number, cacheControl?: string, status = 200): Answer {
   return {

@@ -1,9 +1,4 @@
-/** An HTTP answer as the HLS route sends it. */
-export interface Answer {
-  status: number;
-  body: Uint8Array;
-  headers: Readonly<Record<string, string>>;
-}
+import type { Answer } from './answers.ts';
 
 interface Kept {
   answer: Answer;

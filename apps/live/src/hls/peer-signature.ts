@@ -1,7 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import type { LiveEnv } from '../api.ts';
-import { PEER_HEADER } from '../core.ts';
+
+/**
+ * Marks what a live process passes on to the one holding a channel (peerOf): a WHEP request, a
+ * Sora viewer's signaling, an HLS request (whose value is then its signature, see hls.ts). The
+ * holder answers it alone, never passing it on again.
+ */
+export const PEER_HEADER = 'x-ukiyo-live-peer';
 
 /**
  * How far a signature's time may be from the checking process's clock, seconds: the fleet's

@@ -21,6 +21,18 @@ const H264 = new RTCRtpCodecParameters({
 });
 
 const cleanups: (() => Promise<unknown>)[] = [];
+const SETTINGS = {
+  ice: { additionalHostAddresses: [] },
+  iceGatheringTimeoutMs: 2_000,
+  hls: {
+    maxLoad: 1,
+    loadWindowMs: 1_000,
+    quietMs: 15_000,
+    admissionWaitMs: 3_000,
+    trustProxy: false,
+    keepAliveMs: 5_000,
+  },
+};
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -52,7 +64,7 @@ function publishing(loadWindowMs: number) {
       processes: 1,
       maxLoad: 1,
       loadWindowMs,
-      settings: { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 },
+      settings: SETTINGS,
     },
     pino({ level: 'silent' }),
     () => {},
@@ -121,7 +133,7 @@ describe('ViewerProcess', () => {
       processes: 1,
       maxLoad: 1,
       loadWindowMs: 60_000,
-      settings: { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 },
+      settings: SETTINGS,
     };
     const { port1, port2 } = new MessageChannel();
     const viewers = new ViewerProcess(

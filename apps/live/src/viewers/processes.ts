@@ -1,7 +1,9 @@
 import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
+import type { Writable } from 'node:stream';
 import { MessageChannel } from 'node:worker_threads';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Config } from '@ukiyo/server';
@@ -9,7 +11,10 @@ import type { Logger } from 'pino';
 import type { MediaStreamTrack, RtpPacket } from 'werift';
 import { PublishError } from '../ingest/ingest.ts';
 import type { Candidate, PublishedMedia, SoraOffer } from '../ingest/webrtc.ts';
+import type { LowLatencyRendition } from '../hls/ll-hls.ts';
+import type { HlsServedReport, MirroredRendition } from './hls-serving.ts';
 import { LoadGuard } from './load-guard.ts';
+import { frameOf, isMediaMessage, MEDIA_PIPE_FD } from './media-pipe.ts';
 import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 import {
   PACKETS_TAKEN_EVERY,
@@ -31,6 +36,14 @@ const KEYFRAME_REQUEST_MS = 500;
  */
 const MAX_PACKET_BACKLOG = 2_048;
 /**
+ * Media posted to a viewer process and not yet taken, past which it is sent no more of an LL-HLS
+ * rendition (about 100 s of a 2.5 Mbit/s one): a process that stalls must not have it queued
+ * here without end.
+ */
+const MAX_MEDIA_BACKLOG_BYTES = 32 * 1024 * 1024;
+/** A viewer process's report asked for (reportHls) is waited for this long at most. */
+const REPORT_TIMEOUT_MS = 2_000;
+/**
  * A call the viewer process has not answered in this long fails (an answer's ICE gathering waits
  * 5 s at most): a stuck process must not hold a WHEP request, a Sora socket or the live
  * process's close.
@@ -40,7 +53,8 @@ const CALL_TIMEOUT_MS = 15_000;
 /** A viewer process: its output the live process's, messages as structured clones (RTP as bytes). */
 const CHILD_OPTIONS: ForkOptions = {
   serialization: 'advanced',
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  // The media pipe is descriptor 4 (MEDIA_PIPE_FD).
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
 };
 
 /**
@@ -137,6 +151,13 @@ export class Broadcast {
   }
 }
 
+/** A string's FNV-1a hash: spreads clients over processes alike whatever their names. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /**
  * A WebRTC viewer seen from the live process: its peer connection lives in a viewer process, and
  * each operation is a call there.
@@ -191,16 +212,38 @@ class ChildPort implements ViewerPort<FromViewerProcess, ToViewerProcess> {
   private utilization: EventLoopUtilization = { idle: 0, active: 0, utilization: 0 };
 
   constructor(private readonly child: ChildProcess) {
+    this.media = child.stdio[MEDIA_PIPE_FD] as Writable;
+    // Gone with the process: its exit is handled on its own.
+    this.media.on('error', () => {});
     child.on('message', (message: FromViewerProcess) => {
       if (message.type === 'load') this.utilization = message.utilization;
     });
   }
 
+  private readonly media: Writable;
+
   postMessage(message: ToViewerProcess): void {
-    if (this.child.connected) this.child.send(message);
+    if (!this.child.connected) return;
+    if (!isMediaMessage(message)) this.child.send(message);
+    else {
+      this.media.cork();
+      for (const part of frameOf(message)) this.media.write(part);
+      this.media.uncork();
+    }
   }
 
-  on(event: 'message', listener: (message: FromViewerProcess) => void): void {
+  /** Bytes of media written to the process and not yet taken by it. */
+  get mediaBacklog(): number {
+    return this.media.writableLength;
+  }
+
+  sendSocket(message: ToViewerProcess, socket: Socket): void {
+    if (!this.child.connected) socket.destroy();
+    // Not sent (the process is going): the client connects again.
+    else this.child.send(message, socket, (error) => error && socket.destroy());
+  }
+
+  on(event: 'message', listener: (message: FromViewerProcess, socket?: Socket) => void): void {
     this.child.on(event, listener);
   }
 
@@ -227,6 +270,12 @@ export class ViewerProcess {
   private nextCall = 0;
   /** RTP packets posted and not yet taken (the process says every PACKETS_TAKEN_EVERY). */
   private packetBacklog = 0;
+  /** The LL-HLS renditions mirrored here from their first byte, by key (MirroredRendition). */
+  readonly mirrored = new Set<string>();
+  /** Its LL-HLS requests held and new clients waiting, as it last said. */
+  hls = { held: 0, waiting: 0 };
+  /** Told of its next LL-HLS report (reportHls). */
+  private readonly reportsAwaited: (() => void)[] = [];
 
   constructor(
     private readonly port: ViewerPort<FromViewerProcess, ToViewerProcess>,
@@ -236,7 +285,36 @@ export class ViewerProcess {
   ) {
     this.guard = new LoadGuard(options.maxLoad, options.loadWindowMs, measure);
     this.guard.whenStarving((count) => this.shed(count));
-    port.on('message', (message: FromViewerProcess) => this.receive(message));
+    port.on('message', (message: FromViewerProcess, socket?: Socket) => this.receive(message, socket));
+  }
+
+  /** Drops the channel's mirrored renditions from `mirrored`, but those of the session `keeping`. */
+  forgetMirrored(channelId: string, keeping?: string): void {
+    for (const key of this.mirrored)
+      if (key.startsWith(`${channelId}/`) && !key.startsWith(`${channelId}/${keeping}/`))
+        this.mirrored.delete(key);
+  }
+
+  /** What the process answered of LL-HLS, reported now (within REPORT_TIMEOUT_MS). */
+  reportHls(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, REPORT_TIMEOUT_MS);
+      this.reportsAwaited.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.post({ type: 'hls-report' });
+    });
+  }
+
+  /** Bytes of media posted to the process and not yet taken by it. */
+  get mediaBacklog(): number {
+    return this.port.mediaBacklog ?? 0;
+  }
+
+  /** A viewer's connection for its LL-HLS (`head`: the bytes read of it). */
+  handOff(socket: Socket, head: Buffer): void {
+    this.port.sendSocket!({ type: 'hls-connection', head }, socket);
   }
 
   /** A viewer of `broadcast` here (admitted by this process's guard already). */
@@ -313,7 +391,7 @@ export class ViewerProcess {
     for (const viewer of newest) void viewer.close('no-room');
   }
 
-  private receive(message: FromViewerProcess): void {
+  private receive(message: FromViewerProcess, socket: Socket | undefined): void {
     switch (message.type) {
       case 'reply': {
         const pending = this.calls.get(message.call);
@@ -340,6 +418,16 @@ export class ViewerProcess {
         break;
       case 'load':
         // Read by the child's port, which measures for the guard.
+        break;
+      case 'hls-served': {
+        const { held, waiting } = message.report;
+        this.hls = { held, waiting };
+        this.pool.hlsServed(message.report);
+        for (const reported of this.reportsAwaited.splice(0)) reported();
+        break;
+      }
+      case 'hls-return':
+        if (socket) this.pool.hlsReturned(socket, Buffer.from(message.head));
         break;
     }
   }
@@ -383,10 +471,91 @@ export class ViewerProcesses {
   /** A process with room for one more viewer (counted by its guard until it `left`), or none. */
   admit(): { process: ViewerProcess; left(): void } | undefined {
     if (this.closed) return undefined;
-    while (this.processes.length < Math.max(1, this.options.processes)) this.processes.push(this.start());
+    this.startAll();
     const byViewers = [...this.processes].sort((a, b) => a.viewers.size - b.viewers.size);
     const chosen = byViewers.find((candidate) => candidate.guard.admit());
     return chosen && { process: chosen, left: () => chosen.guard.left() };
+  }
+
+  /**
+   * The child processes serve LL-HLS from now on (with LIVE_VIEWER_PROCESSES 0 the live process
+   * does): `served` is given what each answered, `returned` the connections each gives back.
+   */
+  serveHls(hooks: {
+    served: (report: HlsServedReport) => void;
+    returned: (socket: Socket, head: Buffer) => void;
+  }): void {
+    this.hlsServed = hooks.served;
+    this.hlsReturned = hooks.returned;
+    this.servesHls = this.options.processes > 0;
+  }
+
+  hlsServed: (report: HlsServedReport) => void = () => {};
+  hlsReturned: (socket: Socket, head: Buffer) => void = (socket) => socket.destroy();
+  /** Whether the child processes serve LL-HLS (serveHls). */
+  servesHls = false;
+
+  /**
+   * Mirrors an LL-HLS rendition into every child process from its first byte (it has pushed
+   * none yet), so that its viewers' connections can be handed to any of them.
+   */
+  mirror(opening: MirroredRendition, rendition: LowLatencyRendition): void {
+    if (!this.servesHls || this.closed) return;
+    this.startAll();
+    const { channelId, connectionId } = opening;
+    for (const viewers of this.processes) {
+      viewers.post({ type: 'hls-open', rendition: opening });
+      // The channel's earlier session is dropped there too.
+      viewers.forgetMirrored(channelId, connectionId);
+      viewers.mirrored.add(opening.key);
+    }
+    rendition.onInput((bytes) => {
+      for (const viewers of this.processes) {
+        if (!viewers.mirrored.has(opening.key)) continue;
+        if (viewers.mediaBacklog <= MAX_MEDIA_BACKLOG_BYTES) {
+          viewers.post({ type: 'hls-bytes', key: opening.key, bytes });
+          continue;
+        }
+        // A process this far behind gives the channel's viewers back, and gets no more of it.
+        viewers.forgetMirrored(channelId);
+        viewers.post({ type: 'hls-forget', channelId });
+      }
+    });
+  }
+
+  /** The channel is gone: its renditions are mirrored no more. */
+  forget(channelId: string): void {
+    for (const viewers of this.processes) {
+      viewers.post({ type: 'hls-forget', channelId });
+      viewers.forgetMirrored(channelId);
+    }
+  }
+
+  /**
+   * Hands a viewer's connection, whose first request is a file of the mirrored rendition `key`,
+   * to a process mirroring it; false when none does. A client's connections all go to one
+   * process (a browser opens several), so that it is admitted, capped and counted there once,
+   * as the live process itself did before.
+   */
+  handOff(key: string, client: string, socket: Socket, head: Buffer): boolean {
+    const mirroring = this.processes.filter((viewers) => viewers.mirrored.has(key));
+    if (mirroring.length === 0) return false;
+    mirroring[hashOf(client) % mirroring.length]!.handOff(socket, head);
+    return true;
+  }
+
+  /** What each child process answered of LL-HLS, reported now: before usage is written, and at the end. */
+  async reportHls(): Promise<void> {
+    if (this.servesHls) await Promise.all(this.processes.map((viewers) => viewers.reportHls()));
+  }
+
+  /** LL-HLS requests held and new clients waiting in the child processes, as they last said. */
+  get hlsHeld(): number {
+    return this.processes.reduce((sum, viewers) => sum + viewers.hls.held, 0);
+  }
+
+  get hlsWaiting(): number {
+    return this.processes.reduce((sum, viewers) => sum + viewers.hls.waiting, 0);
   }
 
   /** The busiest viewer process's utilization over its last window, 0 to 1 (0 before any). */
@@ -402,6 +571,10 @@ export class ViewerProcesses {
       bytes ??= packet.serialize();
       viewers.postPacket(broadcastId, kind, rung, bytes);
     }
+  }
+
+  private startAll(): void {
+    while (this.processes.length < Math.max(1, this.options.processes)) this.processes.push(this.start());
   }
 
   private start(): ViewerProcess {

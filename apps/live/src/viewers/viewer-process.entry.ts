@@ -1,6 +1,9 @@
-// A child process of WebRTC viewers (processes.ts starts them): serves the live process over its
-// IPC channel, the settings the last argument.
+// A child process of viewers (processes.ts starts them): WebRTC viewers and LL-HLS connections,
+// serving the live process over its IPC channel, the settings the last argument.
+import { Socket, type Socket as NetSocket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { HlsServing, isHlsMessage } from './hls-serving.ts';
+import { FrameReader, MEDIA_PIPE_FD } from './media-pipe.ts';
 import {
   LOAD_REPORT_MS,
   serveViewers,
@@ -9,15 +12,29 @@ import {
   type ViewerProcessSettings,
 } from './viewer-process.ts';
 
-const send = (message: FromViewerProcess) => {
-  if (process.connected) process.send!(message);
+const send = (message: FromViewerProcess, socket?: NetSocket) => {
+  if (process.connected) process.send!(message, socket);
 };
+const settings = JSON.parse(process.argv.at(-1)!) as ViewerProcessSettings;
+const hls = new HlsServing(settings.hls, send, (head, socket) => send({ type: 'hls-return', head }, socket));
+const media = new Socket({ fd: MEDIA_PIPE_FD, readable: true, writable: false });
+const frames = new FrameReader();
 serveViewers(
   {
-    on: (event, listener: (message: ToViewerProcess) => void) => process.on(event, listener),
-    postMessage: send,
+    // The IPC channel's messages and the media pipe's (media-pipe.ts), to HLS serving or viewers.
+    on: (event, listener: (message: ToViewerProcess) => void) => {
+      const receive = (message: ToViewerProcess, socket?: NetSocket) => {
+        if (isHlsMessage(message)) hls.receive(message, socket);
+        else listener(message);
+      };
+      process.on(event, receive);
+      media.on('data', (chunk: Buffer) => {
+        for (const message of frames.push(chunk)) receive(message);
+      });
+    },
+    postMessage: (message) => send(message),
   },
-  JSON.parse(process.argv.at(-1)!) as ViewerProcessSettings,
+  settings,
 );
 // The live process reads this process's load from these: it cannot measure another's loop.
 setInterval(() => send({ type: 'load', utilization: performance.eventLoopUtilization() }), LOAD_REPORT_MS);

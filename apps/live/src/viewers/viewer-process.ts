@@ -1,6 +1,8 @@
+import type { Socket } from 'node:net';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { PublishError } from '../ingest/ingest.ts';
 import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
+import type { FromHlsServing, HlsServingSettings, ToHlsServing } from './hls-serving.ts';
 import { ForwardedMedia, WebRtcViewer, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 
 /** The viewer process says it took this many more RTP packets (processes.ts bounds its backlog). */
@@ -9,6 +11,8 @@ export const PACKETS_TAKEN_EVERY = 64;
 export interface ViewerProcessSettings {
   ice: IceSettings;
   iceGatheringTimeoutMs: number;
+  /** LL-HLS served by a child process (hls-serving.ts). */
+  hls: HlsServingSettings;
 }
 
 /** An operation on one viewer, run in its process, and what it answers. */
@@ -26,7 +30,9 @@ export type ToViewerProcess =
   | { type: 'open'; viewer: string; broadcast: BroadcastDescription }
   | { type: 'call'; call: number; viewer: string; method: keyof ViewerCalls; argument: unknown }
   /** One RTP packet of a broadcast this process has viewers of (video: of a rung they watch). */
-  | { type: 'rtp'; broadcast: string; kind: 'video' | 'audio'; rung: number; bytes: Uint8Array };
+  | { type: 'rtp'; broadcast: string; kind: 'video' | 'audio'; rung: number; bytes: Uint8Array }
+  /** LL-HLS, to a child process only (hls-serving.ts). */
+  | ToHlsServing;
 
 /** What a viewer process sends the live process. */
 export type FromViewerProcess =
@@ -40,15 +46,22 @@ export type FromViewerProcess =
   /** PACKETS_TAKEN_EVERY more RTP packets taken off the port. */
   | { type: 'taken' }
   /** Its event loop's utilization so far (performance.eventLoopUtilization()), every LOAD_REPORT_MS. */
-  | { type: 'load'; utilization: EventLoopUtilization };
+  | { type: 'load'; utilization: EventLoopUtilization }
+  /** LL-HLS, from a child process only (hls-serving.ts). */
+  | FromHlsServing;
 
 /** How often a viewer child process reports its load (its guard reads it every few seconds). */
 export const LOAD_REPORT_MS = 250;
 
 /** Either end of a viewer process's channel: a MessagePort, or an IPC channel's adapter. */
 export interface ViewerPort<Incoming, Outgoing> {
-  on(event: 'message', listener: (message: Incoming) => void): void;
+  /** `socket`: one sent with the message (a child process's IPC channel only). */
+  on(event: 'message', listener: (message: Incoming, socket?: Socket) => void): void;
   postMessage(message: Outgoing, transfer?: ArrayBuffer[]): void;
+  /** A child process's IPC channel only. */
+  sendSocket?(message: Outgoing, socket: Socket): void;
+  /** A child process's only: bytes of media written to it and not yet taken (media-pipe.ts). */
+  readonly mediaBacklog?: number;
 }
 
 /**
@@ -106,7 +119,7 @@ export function serveViewers(
       if (++packetsTaken % PACKETS_TAKEN_EVERY === 0) send({ type: 'taken' });
     } else if (message.type === 'open') {
       open(message.viewer, message.broadcast);
-    } else {
+    } else if (message.type === 'call') {
       const viewer = viewers.get(message.viewer);
       // A viewer already gone: closing it again is done, anything else comes too late.
       const outcome = viewer

@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type { Config } from '../config.ts';
+import { addressOf } from './request-head.ts';
 
 /** The client's address: the socket's, or the proxy's X-Forwarded-For when TRUST_PROXY is on. */
 export function clientAddress(c: Context, config: Config): string {
@@ -11,20 +12,6 @@ export function clientAddress(c: Context, config: Config): string {
     remote = undefined;
   }
   return addressOf(c.req.header('x-forwarded-for'), remote, config);
-}
-
-/** The client's address from a request's X-Forwarded-For (trusted with TRUST_PROXY) or socket. */
-export function addressOf(
-  forwardedFor: string | undefined,
-  remote: string | undefined,
-  config: Config,
-): string {
-  if (config.TRUST_PROXY) {
-    // The last entry is the one our own proxy appended; earlier ones are the client's word.
-    const forwarded = forwardedFor?.split(',').at(-1)?.trim();
-    if (forwarded) return forwarded;
-  }
-  return remote ?? '';
 }
 
 export function isSecureRequest(c: Context, config: Config): boolean {
