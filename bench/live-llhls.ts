@@ -6,15 +6,17 @@
 // process, as hls.js does it: a blocking reload for the next part (`_HLS_msn` / `_HLS_part`), then
 // every part it lacks (several when they came out together), each client with its own User-Agent
 // (the per-client cap is 8 waiting requests) and its own keep-alive connection. The clients write
-// their requests on raw sockets and read only the status, Content-Length and Retry-After of each
-// answer (and the playlist's text, parsed once per version): Node's HTTP client cost several times
-// what the server spends per answer, so the clients gave out first. A client keeps up when it
+// their requests on raw sockets, each child's connections reading into one buffer (`onread`), and
+// read only the status, Content-Length and Retry-After of each answer (and the playlist's text,
+// parsed once per version): Node's HTTP client cost several times what the server spends per
+// answer, so the clients gave out first. A client keeps up when it
 // received at least 90 % of the parts made while it watched, and counts as admitted when it
 // received any (a new client waits for room, and one the live process still has none for is
 // answered 503 and asks again after Retry-After); how long the clients, all starting at once,
-// waited for their first playlist is reported too. The live process's CPU (this process: HTTP
-// serving from memory), beyond what it spends without viewers (the publisher's ingest), and the
-// clients' are measured over the same window. The clients share the machine's cores with the
+// waited for their first playlist is reported too. The live server's CPU (this process, and its
+// viewer processes, which answer LL-HLS from memory: liveServerCpuMs), beyond what it spends
+// without viewers (the publisher's ingest, the renditions' mirroring), and the clients' are
+// measured over the same window. The clients share the machine's cores with the
 // server, the encoder and the publisher: the count that keeps up is a floor for the server alone;
 // the server's CPU per answered request (playlist or part) and per viewer-second say what it
 // alone would hold (a viewer asks about five times a second: two and a half parts, as many
