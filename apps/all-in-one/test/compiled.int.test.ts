@@ -1,18 +1,26 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { fork } from 'node:child_process';
 import { API_VERSION } from '@ukiyo/contract';
 import { AppProcess, get, processEnv, ROOT, testDatabaseUrl } from '@ukiyo/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RTCPeerConnection, useH264 } from 'werift';
-import type { FromViewerProcess, ToViewerProcess } from '../../live/src/viewers/viewer-process.ts';
+import { init } from '../../live/src/testing/fmp4.ts';
+import { frameOf, MEDIA_PIPE_FD, type MediaMessage } from '../../live/src/viewers/media-pipe.ts';
+import type {
+  FromViewerProcess,
+  ToViewerProcess,
+  ViewerProcessSettings,
+} from '../../live/src/viewers/viewer-process.ts';
 
 // Production runs the bundles of scripts/build.mjs with plain `node`, no TypeScript loader: the
 // all-in-one and an edge alone start from dist/ and reach the files they read at run time (the
-// embedded database's worker, the sample images) from there; live's WebRTC viewer processes
-// start from their own bundle. On embedded PGlite, each in its
+// embedded database's worker, the sample images) from there; live's viewer processes (WebRTC
+// viewers, LL-HLS connections) start from their own bundle. On embedded PGlite, each in its
 // own DATA_DIR, or on the run's PostgreSQL database when DATABASE_URL is set.
 const databaseUrl = testDatabaseUrl();
 // A first start migrates a fresh database: on a busy machine it takes up to the minute that
@@ -98,11 +106,24 @@ describe('compiled entries', () => {
     for (const name of NOT_AT_EDGE_START) expect(imported, name).not.toContain(name);
   });
 
-  it('runs the bundled WebRTC viewer process, which answers a viewer offer', async () => {
-    const settings = { ice: { additionalHostAddresses: [] }, iceGatheringTimeoutMs: 2_000 };
+  it('runs the bundled viewer process, which answers a WebRTC viewer offer and an LL-HLS connection', async () => {
+    const settings: ViewerProcessSettings = {
+      ice: { additionalHostAddresses: [] },
+      iceGatheringTimeoutMs: 2_000,
+      hls: {
+        maxLoad: 1,
+        loadWindowMs: 1_000,
+        quietMs: 15_000,
+        admissionWaitMs: 3_000,
+        trustProxy: false,
+        keepAliveMs: 5_000,
+      },
+    };
+    // As processes.ts forks it: descriptor 4 is its media pipe.
     const child = fork(join(ROOT, 'dist/live-viewers.js'), [JSON.stringify(settings)], {
       execArgv: [],
       serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
     const viewer = new RTCPeerConnection({
       codecs: { video: [useH264()] },
@@ -137,6 +158,38 @@ describe('compiled entries', () => {
         call: 1,
         result: expect.stringContaining('a=sendonly'),
       });
+
+      // A rendition mirrored over the media pipe, and a viewer's connection handed over with its
+      // first request: the child answers it from the mirror.
+      const media = child.stdio[MEDIA_PIPE_FD] as Writable;
+      const options = { targetDuration: 1, partTarget: 0.2, windowSegments: 6, windowBytes: 1 << 20 };
+      const rendition = {
+        key: 'c/d/0',
+        channelId: 'c',
+        connectionId: 'd',
+        organizationId: 1,
+        targetDuration: 1,
+        options,
+      };
+      for (const message of [
+        { type: 'hls-open', rendition },
+        { type: 'hls-bytes', key: 'c/d/0', bytes: init() },
+      ] satisfies MediaMessage[])
+        for (const part of frameOf(message)) media.write(part);
+      const listener = createServer();
+      await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+      const accepted = once(listener, 'connection') as Promise<[Socket]>;
+      const port = (listener.address() as { port: number }).port;
+      const viewerSocket = connect(port, '127.0.0.1');
+      const [socket] = await accepted;
+      const request = 'GET /hls/c/d/0/init.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+      const answer = new Promise<string>((resolve) =>
+        viewerSocket.on('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+      );
+      child.send({ type: 'hls-connection', head: Buffer.from(request) } satisfies ToViewerProcess, socket);
+      expect(await answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Content-Type: video\/mp4\r\n[^]*ftyp/);
+      viewerSocket.destroy();
+      listener.close();
     } finally {
       await viewer.close();
       child.kill();
