@@ -157,7 +157,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     hlsClientsWaiting: () => hlsAdmission.waitingCount + viewerProcesses.hlsWaiting,
     hlsRequestsHeld: () => hls.held + viewerProcesses.hlsHeld,
   });
-  // The main thread answers HLS (hls.ts): its own load admits its clients.
+  // The main thread answers the HLS the viewer processes do not (hls.ts): its own load admits its clients.
   const hlsAdmission = new HlsAdmission(
     new LoadGuard(deps.config.LIVE_MAX_EVENT_LOOP_UTILIZATION, options.hlsLoadWindowMs),
     options.viewerWindowMs,

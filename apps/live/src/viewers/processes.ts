@@ -50,7 +50,10 @@ const REPORT_TIMEOUT_MS = 2_000;
  */
 const CALL_TIMEOUT_MS = 15_000;
 
-/** A viewer process: its output the live process's, messages as structured clones (RTP as bytes). */
+/**
+ * A viewer process: its output the live process's, messages as structured clones over IPC
+ * (sockets too), media on a pipe of its own.
+ */
 const CHILD_OPTIONS: ForkOptions = {
   serialization: 'advanced',
   // The media pipe is descriptor 4 (MEDIA_PIPE_FD).
@@ -211,6 +214,9 @@ export class RemoteViewer {
 class ChildPort implements ViewerPort<FromViewerProcess, ToViewerProcess> {
   private utilization: EventLoopUtilization = { idle: 0, active: 0, utilization: 0 };
 
+  /** Its media pipe (media-pipe.ts). */
+  private readonly media: Writable;
+
   constructor(private readonly child: ChildProcess) {
     this.media = child.stdio[MEDIA_PIPE_FD] as Writable;
     // Gone with the process: its exit is handled on its own.
@@ -219,8 +225,6 @@ class ChildPort implements ViewerPort<FromViewerProcess, ToViewerProcess> {
       if (message.type === 'load') this.utilization = message.utilization;
     });
   }
-
-  private readonly media: Writable;
 
   postMessage(message: ToViewerProcess): void {
     if (!this.child.connected) return;
@@ -441,23 +445,31 @@ export class ViewerProcess {
   }
 }
 
+/** What the live process does with what its child processes say of LL-HLS (serveHls). */
+interface HlsHooks {
+  served: (report: HlsServedReport) => void;
+  returned: (socket: Socket, head: Buffer) => void;
+}
+
 /**
  * The processes WebRTC viewers run on. Every viewer's packets are encrypted and sent where its
  * peer connection lives: on one thread a 2-core machine kept up about 100 werift viewers of a
  * 4 Mbit/s stream, and past that every viewer and the publisher's own ingest fell behind
  * together. So the viewers' peer connections (node-datachannel, whose native addon cannot run in
  * worker threads) live in child processes (LIVE_VIEWER_PROCESSES, one per core by default),
- * started at the first viewer; the live process keeps signaling, ingest and HLS, and passes each
+ * started at the first viewer; the live process keeps signaling and ingest, and passes each
  * publisher packet to the processes with viewers of it. A viewer goes to the process with the
- * fewest viewers that its load guard admits.
+ * fewest viewers that its load guard admits. Once told to (serveHls), the processes also answer
+ * LL-HLS (hls-serving.ts), and start at once.
  */
 export class ViewerProcesses {
   readonly broadcasts = new Map<string, Broadcast>();
-  /** Started at the first viewer; a process that dies is started again at the next admission. */
+  /** Started at the first viewer (or serveHls); one that dies is started again at the next admission or mirror. */
   private readonly processes: ViewerProcess[] = [];
   /** How each process is ended: its child killed, or its channel closed. */
   private readonly stops = new Map<ViewerProcess, () => Promise<unknown>>();
   private closed = false;
+  private hlsHooks: HlsHooks | undefined;
 
   constructor(
     private readonly options: ViewerProcessesOptions,
@@ -482,29 +494,36 @@ export class ViewerProcesses {
    * the live process does): `served` is given what each answered, `returned` the connections
    * each gives back.
    */
-  serveHls(hooks: {
-    served: (report: HlsServedReport) => void;
-    returned: (socket: Socket, head: Buffer) => void;
-  }): void {
-    this.hlsServed = hooks.served;
-    this.hlsReturned = hooks.returned;
-    this.servesHls = this.options.processes > 0;
+  serveHls(hooks: HlsHooks): void {
+    if (this.options.processes === 0) return;
+    this.hlsHooks = hooks;
     // Started now, not with the first publisher, whose ffmpeg they would slow (by 0.2 s to the
     // first segment, measured from source): they mirror each rendition from its first byte.
-    if (this.servesHls) this.startAll();
+    this.startAll();
   }
 
-  hlsServed: (report: HlsServedReport) => void = () => {};
-  hlsReturned: (socket: Socket, head: Buffer) => void = (socket) => socket.destroy();
   /** Whether the child processes serve LL-HLS (serveHls). */
-  servesHls = false;
+  get servesHls(): boolean {
+    return this.hlsHooks !== undefined && !this.closed;
+  }
+
+  /** A child's report of what it answered. */
+  hlsServed(report: HlsServedReport): void {
+    this.hlsHooks?.served(report);
+  }
+
+  /** A connection a child gives back. */
+  hlsReturned(socket: Socket, head: Buffer): void {
+    if (this.hlsHooks) this.hlsHooks.returned(socket, head);
+    else socket.destroy();
+  }
 
   /**
    * Mirrors an LL-HLS rendition into every child process from its first byte (it has pushed
    * none yet), so that its viewers' connections can be handed to any of them.
    */
   mirror(opening: MirroredRendition, rendition: LowLatencyRendition): void {
-    if (!this.servesHls || this.closed) return;
+    if (!this.servesHls) return;
     this.startAll();
     const { channelId, connectionId } = opening;
     for (const viewers of this.processes) {
