@@ -37,7 +37,7 @@ import { LoadGuard } from './viewers/load-guard.ts';
 
 export type { LiveDeps } from './types.ts';
 
-/** An idle kept-alive connection is closed after this long, by node:http and by the viewer processes alike. */
+/** An idle kept-alive connection is closed after this long, by node:http and the viewer processes alike. */
 const KEEP_ALIVE_MS = 5_000;
 
 export interface LiveOptions {

@@ -30,7 +30,10 @@ export interface HlsServingSettings {
   keepAliveMs: number;
 }
 
-/** One LL-HLS rendition of the live process's (of a channel needing no playback token), mirrored from its first byte. */
+/**
+ * One LL-HLS rendition of the live process's (of a channel needing no playback token), mirrored
+ * from its first byte.
+ */
 export interface MirroredRendition {
   /** `{channel_id}/{connection_id}/{index}`, as its files' paths name it. */
   key: string;
@@ -89,7 +92,7 @@ export type FromHlsServing =
   | { type: 'hls-return'; head: Uint8Array };
 
 /** How often a viewer process reports what it served. */
-export const HLS_REPORT_MS = 1_000;
+const HLS_REPORT_MS = 1_000;
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** Larger heads go back to node:http, whose limit and timeouts then apply. */
 const MAX_HEAD_BYTES = 8 * 1024;

@@ -464,7 +464,10 @@ interface HlsHooks {
  */
 export class ViewerProcesses {
   readonly broadcasts = new Map<string, Broadcast>();
-  /** Started at the first viewer (or serveHls); one that dies is started again at the next admission or mirror. */
+  /**
+   * Started at the first viewer (or serveHls); one that dies is started again at the next
+   * admission or mirror.
+   */
   private readonly processes: ViewerProcess[] = [];
   /** How each process is ended: its child killed, or its channel closed. */
   private readonly stops = new Map<ViewerProcess, () => Promise<unknown>>();
