@@ -3,7 +3,8 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { PublishError } from '../ingest/ingest.ts';
 import type { Candidate, IceSettings, SoraOffer } from '../ingest/webrtc.ts';
 import type { FromHlsServing, HlsServingSettings, ToHlsServing } from './hls-serving.ts';
-import { ForwardedMedia, WebRtcViewer, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
+import type * as ViewerCode from './viewer.ts';
+import type { BroadcastDescription, ForwardedMedia, ViewerEnd, WebRtcViewer } from './viewer.ts';
 
 /** The viewer process says it took this many more RTP packets (processes.ts bounds its backlog). */
 export const PACKETS_TAKEN_EVERY = 64;
@@ -79,16 +80,16 @@ export function serveViewers(
   const send = (message: FromViewerProcess) => port.postMessage(message);
   let packetsTaken = 0;
 
-  const open = (id: string, description: BroadcastDescription) => {
+  const open = (webRtc: WebRtcCode, id: string, description: BroadcastDescription) => {
     let entry = media.get(description.id);
     if (!entry) {
       const requestKeyframe = () => send({ type: 'keyframe', broadcast: description.id });
       const onRungs = (rungs: number[]) => send({ type: 'rungs', broadcast: description.id, rungs });
-      entry = { forwarded: new ForwardedMedia(description, requestKeyframe, onRungs), viewers: 0 };
+      entry = { forwarded: new webRtc.ForwardedMedia(description, requestKeyframe, onRungs), viewers: 0 };
       media.set(description.id, entry);
     }
     entry.viewers++;
-    const viewer = new WebRtcViewer(id, entry.forwarded, settings.ice, settings.iceGatheringTimeoutMs);
+    const viewer = new webRtc.WebRtcViewer(id, entry.forwarded, settings.ice, settings.iceGatheringTimeoutMs);
     viewers.set(id, viewer);
     void viewer.ended.then((why) => {
       viewers.delete(id);
@@ -112,13 +113,13 @@ export function serveViewers(
     }
   };
 
-  port.on('message', (message: ToViewerProcess) => {
+  const handle = (webRtc: WebRtcCode, message: ToViewerProcess) => {
     if (message.type === 'rtp') {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength);
       media.get(message.broadcast)?.forwarded.forward(message.kind, message.rung, bytes);
       if (++packetsTaken % PACKETS_TAKEN_EVERY === 0) send({ type: 'taken' });
     } else if (message.type === 'open') {
-      open(message.viewer, message.broadcast);
+      open(webRtc, message.viewer, message.broadcast);
     } else if (message.type === 'call') {
       const viewer = viewers.get(message.viewer);
       // A viewer already gone: closing it again is done, anything else comes too late.
@@ -140,5 +141,22 @@ export function serveViewers(
           }),
       );
     }
+  };
+
+  // The WebRTC code (werift, node-datachannel: most of a child's start) is loaded at the first
+  // message, so that a process answering LL-HLS alone starts without it; messages wait in order.
+  let webRtc: WebRtcCode | undefined;
+  let waiting: ToViewerProcess[] | undefined;
+  port.on('message', (message: ToViewerProcess) => {
+    if (webRtc) return handle(webRtc, message);
+    if (waiting) return void waiting.push(message);
+    waiting = [message];
+    void import('./viewer.ts').then((code) => {
+      for (const queued of waiting!) handle(code, queued);
+      waiting = undefined;
+      webRtc = code;
+    });
   });
 }
+
+type WebRtcCode = typeof ViewerCode;
