@@ -76,6 +76,10 @@ export async function startLive(
     // The test process runs the server, the edge and the clients on one thread: busy, but not
     // with viewers to turn away (live-whep's capacity test sets its own).
     LIVE_MAX_EVENT_LOOP_UTILIZATION: 1,
+    // One viewer process, not one per core: each starts on about 0.8 s of CPU from source, and
+    // the suite starts dozens of live servers beside each other's publishers (the all-in-one's
+    // e2e server keeps the default).
+    LIVE_VIEWER_PROCESSES: 1,
     LIVE_RTMP_PORT: await freePort(),
     LIVE_RTMPS_PORT: rtmps ? await freePort() : undefined,
     ...environment,
