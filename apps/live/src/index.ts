@@ -90,7 +90,7 @@ export interface Live {
   sessionCount(): number;
   /** This process's live metrics (merged into the process's /metrics by the entry point). */
   metrics: Registry;
-  /** Readiness: the database (channels, tokens) and room for HLS files. */
+  /** Readiness: the database (channels, tokens), room for HLS files, the viewer processes started. */
   health: Health;
   /** Writes pending usage now. */
   flushUsage(): Promise<void>;
@@ -266,6 +266,8 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     health: new Health({
       database: databaseCheck(deps.db),
       files: diskCheck(options.dir, deps.config.READY_MIN_FREE_MB * 1024 ** 2),
+      // Starting, the process serves HLS on its main thread and WebRTC viewers wait: degraded.
+      viewerProcesses: { critical: false, run: () => viewerProcesses.started() },
     }),
     async flushUsage() {
       await viewerProcesses.reportHls();

@@ -88,6 +88,13 @@ export async function startLive(
     { db, secrets, log, config, limits, jobs },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
+  // As a load balancer would: publishers and viewers come once its viewer process has started
+  // (starting, it takes the CPU a first publisher's ffmpeg needs).
+  await waitFor(
+    async () => ((await live.health.report()).body.checks.viewerProcesses?.ok ? true : undefined),
+    30_000,
+    'the viewer process to start',
+  );
   const listening = (target: NetServer | undefined, on: number | undefined) =>
     new Promise<void>((resolve) => (target ? target.listen(on, '127.0.0.1', resolve) : resolve()));
   await Promise.all([

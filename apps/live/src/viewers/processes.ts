@@ -280,6 +280,8 @@ export class ViewerProcess {
   hls = { held: 0, waiting: 0 };
   /** Told of its next LL-HLS report (reportHls). */
   private readonly reportsAwaited: (() => void)[] = [];
+  /** Settles at the process's first message: it has started. */
+  readonly started: Promise<void>;
 
   constructor(
     private readonly port: ViewerPort<FromViewerProcess, ToViewerProcess>,
@@ -290,6 +292,12 @@ export class ViewerProcess {
     this.guard = new LoadGuard(options.maxLoad, options.loadWindowMs, measure);
     this.guard.whenStarving((count) => this.shed(count));
     port.on('message', (message: FromViewerProcess, socket?: Socket) => this.receive(message, socket));
+    // A child says its load every LOAD_REPORT_MS from its start; the live process's own end of a
+    // channel has started already.
+    this.started =
+      port.sendSocket === undefined
+        ? Promise.resolve()
+        : new Promise((resolve) => port.on('message', () => resolve()));
   }
 
   /** Drops the channel's mirrored renditions from `mirrored`, but those of the session `keeping`. */
@@ -568,6 +576,11 @@ export class ViewerProcesses {
     if (mirroring.length === 0) return false;
     mirroring[hashOf(client) % mirroring.length]!.handOff(socket, head);
     return true;
+  }
+
+  /** Settles once every process has started (readiness: a live process's viewers wait for them). */
+  async started(): Promise<void> {
+    await Promise.all(this.processes.map((viewers) => viewers.started));
   }
 
   /** What each child process answered of LL-HLS, reported now: before usage is written, and at the end. */
