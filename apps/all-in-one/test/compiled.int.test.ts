@@ -11,11 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RTCPeerConnection, useH264 } from 'werift';
 import { init } from '../../live/src/testing/fmp4.ts';
 import { frameOf, MEDIA_PIPE_FD, type MediaMessage } from '../../live/src/viewers/media-pipe.ts';
-import type {
-  FromViewerProcess,
-  ToViewerProcess,
-  ViewerProcessSettings,
-} from '../../live/src/viewers/viewer-process.ts';
+import { TEST_VIEWER_SETTINGS } from '../../live/src/testing/viewer-settings.ts';
+import type { FromViewerProcess, ToViewerProcess } from '../../live/src/viewers/viewer-process.ts';
 
 // Production runs the bundles of scripts/build.mjs with plain `node`, no TypeScript loader: the
 // all-in-one and an edge alone start from dist/ and reach the files they read at run time (the
@@ -107,20 +104,8 @@ describe('compiled entries', () => {
   });
 
   it('runs the bundled viewer process, which answers a WebRTC viewer offer and an LL-HLS connection', async () => {
-    const settings: ViewerProcessSettings = {
-      ice: { additionalHostAddresses: [] },
-      iceGatheringTimeoutMs: 2_000,
-      hls: {
-        maxLoad: 1,
-        loadWindowMs: 1_000,
-        quietMs: 15_000,
-        admissionWaitMs: 3_000,
-        trustProxy: false,
-        keepAliveMs: 5_000,
-      },
-    };
     // As processes.ts forks it: descriptor 4 is its media pipe.
-    const child = fork(join(ROOT, 'dist/live-viewers.js'), [JSON.stringify(settings)], {
+    const child = fork(join(ROOT, 'dist/live-viewers.js'), [JSON.stringify(TEST_VIEWER_SETTINGS)], {
       execArgv: [],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],

@@ -1,7 +1,7 @@
 import { Server, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import { isWholeRequest, parseRequestHead } from '@ukiyo/server/request-head';
+import { dateLine, isWholeRequest, parseRequestHead, writeAnswer } from '@ukiyo/server/request-head';
 
 /**
  * What a cache hit reads of a request (EdgeHandler.answerFromMemory); the rest of the head
@@ -95,7 +95,6 @@ const STATUS_LINE = { 200: 'HTTP/1.1 200 OK\r\n', 304: 'HTTP/1.1 304 Not Modifie
 export class HotPathServer extends Server {
   /** Connections node:http has not been given (it drains those it has). */
   private readonly hotOnly = new Set<Socket>();
-  private date = { second: -1, line: '' };
   private readonly framing: string;
 
   constructor(
@@ -198,24 +197,14 @@ export class HotPathServer extends Server {
     const head =
       STATUS_LINE[status] +
       headers +
-      this.dateLine() +
+      dateLine() +
       this.framing +
       (status === 304 ? '\r\n' : `Content-Length: ${body.length}\r\n\r\n`);
     if (bodyless) {
       socket.write(head, 'latin1');
       return;
     }
-    socket.cork();
-    socket.write(head, 'latin1');
-    socket.write(body);
-    socket.uncork();
-  }
-
-  private dateLine(): string {
-    const second = Math.floor(Date.now() / 1000);
-    if (this.date.second !== second)
-      this.date = { second, line: `Date: ${new Date(second * 1000).toUTCString()}\r\n` };
-    return this.date.line;
+    writeAnswer(socket, head, body);
   }
 }
 

@@ -3,6 +3,7 @@ import * as HLS from 'hls-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fragment, init } from '../testing/fmp4.ts';
 import { RawConnection } from '../testing/raw-http.ts';
+import { TEST_VIEWER_SETTINGS } from '../testing/viewer-settings.ts';
 import {
   HlsServing,
   renditionRequestOf,
@@ -33,14 +34,7 @@ async function serving() {
   const reports: FromHlsServing[] = [];
   const givenBack: { head: string; socket: Socket }[] = [];
   const hls = new HlsServing(
-    {
-      maxLoad: 1,
-      loadWindowMs: 1_000,
-      quietMs: 15_000,
-      admissionWaitMs: 3_000,
-      trustProxy: true,
-      keepAliveMs: 5_000,
-    },
+    { ...TEST_VIEWER_SETTINGS.hls, trustProxy: true },
     (message) => reports.push(message),
     (head, socket) => givenBack.push({ head: Buffer.from(head).toString('latin1'), socket }),
   );

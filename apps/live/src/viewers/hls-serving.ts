@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { addressOf, parseRequestHead } from '@ukiyo/server/request-head';
+import { addressOf, dateLine, parseRequestHead, writeAnswer } from '@ukiyo/server/request-head';
 import {
   type Answer,
   type BlockingQuery,
@@ -199,7 +199,6 @@ export class HlsServing {
   private durations: number[] = [];
   private refused = 0;
   private shed = 0;
-  private date = { second: -1, line: '' };
 
   constructor(
     private readonly settings: HlsServingSettings,
@@ -375,20 +374,10 @@ export class HlsServing {
 
   private write(socket: Socket, { status, headers, body }: Answer): void {
     const head =
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${linesOf(headers)}${this.dateLine()}` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${linesOf(headers)}${dateLine()}` +
       `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.settings.keepAliveMs / 1000)}\r\n` +
       `Content-Length: ${body.length}\r\n\r\n`;
-    socket.cork();
-    socket.write(head, 'latin1');
-    socket.write(body);
-    socket.uncork();
-  }
-
-  private dateLine(): string {
-    const second = Math.floor(Date.now() / 1000);
-    if (this.date.second !== second)
-      this.date = { second, line: `Date: ${new Date(second * 1000).toUTCString()}\r\n` };
-    return this.date.line;
+    writeAnswer(socket, head, body);
   }
 
   /** Gives the connection back once what was answered on it is written. */

@@ -11,6 +11,7 @@ import {
   RtpPacket,
   useH264,
 } from 'werift';
+import { TEST_VIEWER_SETTINGS } from '../testing/viewer-settings.ts';
 import { Broadcast, viewerProcessCount, ViewerProcess, ViewerProcesses } from './processes.ts';
 
 const H264 = new RTCRtpCodecParameters({
@@ -21,18 +22,6 @@ const H264 = new RTCRtpCodecParameters({
 });
 
 const cleanups: (() => Promise<unknown>)[] = [];
-const SETTINGS = {
-  ice: { additionalHostAddresses: [] },
-  iceGatheringTimeoutMs: 2_000,
-  hls: {
-    maxLoad: 1,
-    loadWindowMs: 1_000,
-    quietMs: 15_000,
-    admissionWaitMs: 3_000,
-    trustProxy: false,
-    keepAliveMs: 5_000,
-  },
-};
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -64,7 +53,7 @@ function publishing(loadWindowMs: number) {
       processes: 1,
       maxLoad: 1,
       loadWindowMs,
-      settings: SETTINGS,
+      settings: TEST_VIEWER_SETTINGS,
     },
     pino({ level: 'silent' }),
     () => {},
@@ -133,7 +122,7 @@ describe('ViewerProcess', () => {
       processes: 1,
       maxLoad: 1,
       loadWindowMs: 60_000,
-      settings: SETTINGS,
+      settings: TEST_VIEWER_SETTINGS,
     };
     const { port1, port2 } = new MessageChannel();
     const viewers = new ViewerProcess(

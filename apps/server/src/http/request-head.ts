@@ -1,7 +1,8 @@
-// Reading HTTP/1.1 request heads on a raw socket, for the paths that answer without node:http
+// Reading HTTP/1.1 request heads (and writing answers) on a raw socket, for the paths that answer without node:http
 // (the edge's cache hits, the live viewer processes' LL-HLS): only a strict subset is read, and
 // anything else is left to node:http. No dependency beyond the config's type, so that a child
 // process can load it alone.
+import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 
 /** The client's address from a request's X-Forwarded-For (trusted with TRUST_PROXY) or socket. */
@@ -93,3 +94,20 @@ export function isWholeRequest(head: string): boolean {
 
 /** Space or tab: the optional whitespace around a header value. */
 const isBlank = (code: number) => code === 0x20 || code === 0x09;
+
+let date = { second: -1, line: '' };
+
+/** The `Date` header line of an answer written by hand, made once a second. */
+export function dateLine(): string {
+  const second = Math.floor(Date.now() / 1000);
+  if (date.second !== second) date = { second, line: `Date: ${new Date(second * 1000).toUTCString()}\r\n` };
+  return date.line;
+}
+
+/** An answer written by hand: its head and body in one write (no Nagle wait between them). */
+export function writeAnswer(socket: Socket, head: string, body: Uint8Array): void {
+  socket.cork();
+  socket.write(head, 'latin1');
+  socket.write(body);
+  socket.uncork();
+}
