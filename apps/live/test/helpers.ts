@@ -53,6 +53,12 @@ export interface LiveUnderTest {
 }
 
 /**
+ * startLive's environment for a live server whose viewers (WebRTC, and LL-HLS connections handed
+ * over) are served as in production: by a viewer process (one, as the suite runs many servers).
+ */
+export const VIEWER_PROCESS: Partial<Config> = { LIVE_VIEWER_PROCESSES: 1 };
+
+/**
  * A live server over the test database, listening on a loopback port that is also its internal
  * URL (so several act as a fleet), its files in a temp dir. Its RTMP server (and RTMPS server,
  * with LIVE_RTMPS_CERT_FILE and LIVE_RTMPS_KEY_FILE) listens on free ports set as LIVE_RTMP_PORT
@@ -76,10 +82,11 @@ export async function startLive(
     // The test process runs the server, the edge and the clients on one thread: busy, but not
     // with viewers to turn away (live-whep's capacity test sets its own).
     LIVE_MAX_EVENT_LOOP_UTILIZATION: 1,
-    // One viewer process, not one per core: each starts on about 0.8 s of CPU from source, and
-    // the suite starts dozens of live servers beside each other's publishers (the all-in-one's
-    // e2e server keeps the default).
-    LIVE_VIEWER_PROCESSES: 1,
+    // Viewers served on the live process's own thread: a viewer process starts on about 0.8 s of
+    // CPU from source, and mirrors every rendition from then on, while the suite runs dozens of
+    // live servers beside each other's publishers and Chromium. The files that test what viewers
+    // get set 1 (VIEWER_PROCESS); the all-in-one's e2e server keeps the default, one per core.
+    LIVE_VIEWER_PROCESSES: 0,
     LIVE_RTMP_PORT: await freePort(),
     LIVE_RTMPS_PORT: rtmps ? await freePort() : undefined,
     ...environment,
@@ -88,8 +95,8 @@ export async function startLive(
     { db, secrets, log, config, limits, jobs },
     { dir, usageFlushMs: 60_000, tickMs: 60_000, internalUrl: baseUrl, ...overrides },
   );
-  // As a load balancer would: publishers and viewers come once its viewer process has started
-  // (starting, it takes the CPU a first publisher's ffmpeg needs).
+  // As a load balancer would: publishers and viewers come once its viewer processes have started
+  // (starting, they take the CPU a first publisher's ffmpeg needs).
   await waitFor(
     async () => ((await live.health.report()).body.checks.viewerProcesses?.ok ? true : undefined),
     30_000,
@@ -201,10 +208,26 @@ export async function firstSegmentOf(
 }
 
 /**
+ * A live server whose WebRTC viewers the test's own thread can starve (starveUntilShed): served
+ * on the live process's thread, read over windows of a second (two shorter ones starved on a busy
+ * machine's handshakes), with a limit of 0.9999, at which the thread starves. A thread that is
+ * merely slow reads under it: on a machine whose cores another test file's Chromium and encoders
+ * kept busy, this thread read 0.94 to 0.96 with nothing of its own to do, and at the 0.97 a lower
+ * limit starves at, shed the viewer the test keeps.
+ */
+export function startStarvable(server: TestServer): Promise<LiveUnderTest> {
+  return startLive(
+    server,
+    { loadWindowMs: 1_000 },
+    { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.9999, LIVE_VIEWER_PROCESSES: 0 },
+  );
+}
+
+/**
  * Keeps this thread (which runs `live` too) busy, windows in a row with a moment between them
- * for the load guard's timer, until `live` sheds a WebRTC viewer or 10 s pass; resolves the
- * viewers shed. `live` runs with load windows of a second and a limit under 1 (startLive
- * overrides).
+ * for the load guard's timer (a turn of the event loop that waits for nothing, so that the thread
+ * reads all but fully busy), until `live` sheds a WebRTC viewer or 10 s pass; resolves the
+ * viewers shed. `live` is one of startStarvable's.
  */
 export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
   const shed = async () =>
@@ -214,7 +237,7 @@ export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
   while ((await shed()) === 0 && Date.now() < deadline) {
     const until = performance.now() + 300;
     while (performance.now() < until);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return shed();
 }

@@ -7,7 +7,7 @@ import * as HLS from 'hls-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { RawConnection } from '../src/testing/raw-http.ts';
-import { apiToken, run, startLive, waitFor, type LiveUnderTest } from './helpers.ts';
+import { apiToken, run, startLive, waitFor, type LiveUnderTest, VIEWER_PROCESS } from './helpers.ts';
 
 const T = {
   createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
@@ -65,7 +65,7 @@ describe('Low-Latency HLS', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    live = await startLive(server);
+    live = await startLive(server, {}, VIEWER_PROCESS);
     const organizationId = (await createTenant(server.deps, { isLive: true })).organizationIds[0]!;
     const token = await apiToken(server, organizationId);
     const created = await live.call(T.createHls, { hls: [RENDITION] }, token);

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, startLive, starveUntilShed, type LiveUnderTest } from './helpers.ts';
+import {
+  apiToken,
+  startLive,
+  startStarvable,
+  starveUntilShed,
+  type LiveUnderTest,
+  VIEWER_PROCESS,
+} from './helpers.ts';
 import { publish } from './publisher.ts';
 import { soraViewer } from './sora-viewer.ts';
 
@@ -43,7 +50,7 @@ describe('Sora signaling: what is refused, and how', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    live = await startLive(server, { sora: { handshakeMs: 500, pingMs: 5_000 } });
+    live = await startLive(server, { sora: { handshakeMs: 500, pingMs: 5_000 } }, VIEWER_PROCESS);
     const tenant = await createTenant(server.deps, { isLive: true });
     token = await apiToken(server, tenant.organizationIds[0]!);
     const created = await live.call(CREATE, { hls: [{ video: { width: 320, height: 180 } }] }, token);
@@ -116,13 +123,7 @@ describe('Sora signaling recvonly: a viewer shed for want of room', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    // Load windows of a second and a limit just under 1, viewers on the main thread: the test's
-    // own busy thread starves them (shorter windows starve on a busy machine's handshakes).
-    live = await startLive(
-      server,
-      { loadWindowMs: 1_000 },
-      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_PROCESSES: 0 },
-    );
+    live = await startStarvable(server);
   });
 
   afterAll(async () => {

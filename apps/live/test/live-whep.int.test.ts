@@ -10,9 +10,11 @@ import {
   apiToken,
   decodedVideo,
   startLive,
+  startStarvable,
   starveUntilShed,
   waitFor,
   type LiveUnderTest,
+  VIEWER_PROCESS,
 } from './helpers.ts';
 import { lossyLink, whepThrough } from './lossy-link.ts';
 import { publish, type Publisher } from './publisher.ts';
@@ -102,7 +104,7 @@ describe('WebRTC viewers (WHEP)', () => {
 
   beforeAll(async () => {
     server = await testServer();
-    live = await startLive(server);
+    live = await startLive(server, {}, VIEWER_PROCESS);
     const tenant = await createTenant(server.deps, { isLive: true });
     token = await apiToken(server, tenant.organizationIds[0]!);
   });
@@ -372,14 +374,7 @@ describe('WebRTC viewers (WHEP)', () => {
   });
 
   it('sheds the newest viewers while the thread stays saturated, and keeps the others', async () => {
-    // Viewers on the main thread, which the test keeps busy. Windows of a second: two shorter
-    // ones starve on the test's own viewers' handshakes on a busy machine, shedding one before
-    // its first frame.
-    const starving = await startLive(
-      server,
-      { loadWindowMs: 1_000 },
-      { LIVE_MAX_EVENT_LOOP_UTILIZATION: 0.999, LIVE_VIEWER_PROCESSES: 0 },
-    );
+    const starving = await startStarvable(server);
     try {
       const channelId = await createChannel();
       const publisher = await publishTo(channelId, starving);

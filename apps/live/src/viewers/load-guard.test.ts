@@ -163,6 +163,21 @@ describe('LoadGuard', () => {
     guard.close();
   });
 
+  it('starves at its limit when that is above 0.97: the operator says the thread keeps up that busy', () => {
+    const { guard, window, admitted } = guarded(0.999);
+    const shed: number[] = [];
+    guard.whenStarving((count) => shed.push(count));
+    admitted(20);
+    window(500);
+    window(990);
+    window(990);
+    expect(shed).toEqual([]);
+    window(1_000);
+    window(1_000);
+    expect(shed).toEqual([2]);
+    guard.close();
+  });
+
   it('never refuses nor sheds at a limit of 1', () => {
     const { guard, window, admitted } = guarded(1);
     const shed: number[] = [];

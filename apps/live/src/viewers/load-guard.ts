@@ -9,7 +9,11 @@ const JOINS_WITHOUT_ESTIMATE = 20;
  * a publisher that paused (or has not started) cost nearly nothing until it sends again.
  */
 const TOO_IDLE_TO_TELL = 0.05;
-/** A thread this busy is behind: its sockets' queues fill and drop the publisher's packets. */
+/**
+ * A thread this busy is behind: its sockets' queues fill and drop the publisher's packets. A
+ * limit set above it (LIVE_MAX_EVENT_LOOP_UTILIZATION) is the operator's word that the thread
+ * keeps up that busy: it then starves at the limit.
+ */
 const STARVING = 0.97;
 /**
  * Windows in a row starving, with no viewer admitted in them, before viewers are shed: a moment's
@@ -52,9 +56,9 @@ const LEAST_SHARE_CHARGED = 0.25;
  *
  * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
  * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
- * and the publisher starved, and stayed there. So a thread STARVING for STARVING_WINDOWS in a row
- * sheds SHED_SHARE of its viewers, the newest first, until it is not: `whenStarving` says how
- * many. Those who watched longest keep their stream.
+ * and the publisher starved, and stayed there. So a thread starving (STARVING, or `max` when
+ * higher) for STARVING_WINDOWS in a row sheds SHED_SHARE of its viewers, the newest first, until
+ * it is not: `whenStarving` says how many. Those who watched longest keep their stream.
  *
  * A viewer counts from its admission (its ICE and DTLS handshakes cost too) until `left`. A
  * limit of 1 takes every viewer and sheds none; a limit of 0 takes none.
@@ -75,6 +79,7 @@ export class LoadGuard {
   private withoutViewers = { utilization: 0, at: -Infinity };
   private admittedInWindow = 0;
   private shed: (count: number) => void = () => undefined;
+  private readonly starvingAt: number;
   private windowClosed: () => void = () => undefined;
 
   constructor(
@@ -86,6 +91,7 @@ export class LoadGuard {
     ) => EventLoopUtilization = performance.eventLoopUtilization,
     private readonly now: () => number = () => performance.now(),
   ) {
+    this.starvingAt = Math.max(STARVING, max);
     this.previous = this.measure();
     this.countedAt = this.windowOpenedAt = this.now();
     this.timer = setInterval(() => this.closeWindow(), windowMs);
@@ -141,7 +147,7 @@ export class LoadGuard {
     if (averageViewers === 0) this.withoutViewers = { utilization: this.utilization, at: this.countedAt };
     this.viewerMs = 0;
     this.windowOpenedAt = this.countedAt;
-    const starving = this.max < 1 && this.utilization >= STARVING;
+    const starving = this.max < 1 && this.utilization >= this.starvingAt;
     this.starvingWindows = starving && this.admittedInWindow === 0 ? this.starvingWindows + 1 : 0;
     this.admittedInWindow = 0;
     if (this.starvingWindows >= STARVING_WINDOWS && this.viewers > 0) {
