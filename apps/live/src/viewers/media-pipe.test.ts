@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FrameReader, frameOf, isMediaMessage, type MediaMessage } from './media-pipe.ts';
 
 const MESSAGES: MediaMessage[] = [
@@ -33,6 +33,17 @@ describe('media pipe', () => {
       for (let at = 0; at < wire.length; at += size) read.push(...reader.push(wire.subarray(at, at + size)));
       expect(read, `chunks of ${size}`).toEqual(MESSAGES.map(asRead));
     }
+  });
+
+  it('joins a large frame that comes in small chunks once, not once per chunk', () => {
+    const reader = new FrameReader();
+    const wire = Buffer.concat(frameOf({ type: 'hls-bytes', key: 'k', bytes: Buffer.alloc(4 << 20, 1) }));
+    const concat = vi.spyOn(Buffer, 'concat');
+    const read: MediaMessage[] = [];
+    for (let at = 0; at < wire.length; at += 512) read.push(...reader.push(wire.subarray(at, at + 512)));
+    expect(read).toHaveLength(1);
+    expect(concat).toHaveBeenCalledTimes(1);
+    concat.mockRestore();
   });
 
   it('keeps the bytes it gives out when the next chunk reuses the buffer they came in', () => {

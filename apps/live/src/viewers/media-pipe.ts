@@ -37,25 +37,41 @@ export function frameOf(message: MediaMessage): Buffer[] {
     : [prefix, header];
 }
 
-/** Reads the messages back from the pipe's chunks. */
+/** The bytes before a frame's header: its length (4), then its header's (2). */
+const PREFIX_BYTES = 6;
+
+/**
+ * Reads the messages back from the pipe's chunks. Chunks are kept as they come until the frame
+ * they are part of is whole, and joined then: a large frame that arrives in small chunks is
+ * copied once, not once per chunk.
+ */
 export class FrameReader {
-  private pending: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private length = 0;
+  /** The bytes the next frame needs in all, as far as its prefix tells yet. */
+  private needed = PREFIX_BYTES;
 
   push(chunk: Buffer): MediaMessage[] {
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+    if (this.length < this.needed) return [];
+    let pending = this.chunks.length === 1 ? chunk : Buffer.concat(this.chunks, this.length);
     const messages: MediaMessage[] = [];
-    while (this.pending.length >= 6) {
-      const end = 4 + this.pending.readUInt32BE(0);
-      if (this.pending.length < end) break;
-      const headerEnd = 6 + this.pending.readUInt16BE(4);
-      const message = JSON.parse(this.pending.toString('utf8', 6, headerEnd)) as MediaMessage;
+    while (pending.length >= PREFIX_BYTES) {
+      const end = 4 + pending.readUInt32BE(0);
+      if (pending.length < end) break;
+      const headerEnd = PREFIX_BYTES + pending.readUInt16BE(4);
+      const message = JSON.parse(pending.toString('utf8', PREFIX_BYTES, headerEnd)) as MediaMessage;
       // The bytes follow the header, but a null's (an ended rendition's): a copy, as the chunk
       // they came in is kept no longer than they are.
       if (CARRY_BYTES.has(message.type) && !('bytes' in message))
-        Object.assign(message, { bytes: Buffer.from(this.pending.subarray(headerEnd, end)) });
+        Object.assign(message, { bytes: Buffer.from(pending.subarray(headerEnd, end)) });
       messages.push(message);
-      this.pending = this.pending.subarray(end);
+      pending = pending.subarray(end);
     }
+    this.chunks = pending.length ? [pending] : [];
+    this.length = pending.length;
+    this.needed = pending.length >= 4 ? Math.max(PREFIX_BYTES, 4 + pending.readUInt32BE(0)) : PREFIX_BYTES;
     return messages;
   }
 }
