@@ -76,6 +76,20 @@ describe('packets for viewers', () => {
     expect(sent.payload.readUInt16BE(0)).toBe(4242);
     expect(sent.payload.subarray(2)).toEqual(original.payload);
   });
+
+  it("makes each viewer's packet in one buffer, sent before the next is made", () => {
+    const packet = new ForwardedPacket(publisherPacket());
+    const first = viewerPacket(packet, viewer, 1);
+    const second = viewerPacket(packet, { ssrc: 5, payloadType: 97 }, 2);
+    expect(second.buffer).toBe(first.buffer);
+    expect(RtpPacket.deSerialize(second).header).toMatchObject({
+      ssrc: 5,
+      payloadType: 97,
+      sequenceNumber: 2,
+    });
+    const large = new ForwardedPacket(new RtpPacket(new RtpHeader(), Buffer.alloc(4_000, 1)));
+    expect(RtpPacket.deSerialize(viewerPacket(large, viewer, 3)).payload).toEqual(Buffer.alloc(4_000, 1));
+  });
 });
 
 describe('feedback from viewers', () => {

@@ -55,14 +55,33 @@ function stamp(bytes: Buffer, stream: StreamIds, sequenceNumber: number): Buffer
   return bytes;
 }
 
-/** The packet as one viewer's stream carries it: a copy, marker, timestamp, extensions and padding kept. */
+/**
+ * Where a viewer's copy of a packet is made, one after another: sending copies it before it
+ * returns (OutgoingTrack.send), so one buffer serves every viewer. A buffer of its own for each
+ * viewer's copy (200 viewers of a 4 Mbit/s stream: 84,000 a second, each with memory outside the
+ * heap) kept V8's collector on a tenth of a viewer process's CPU.
+ */
+let scratch = Buffer.allocUnsafe(2048);
+
+function scratchOf(length: number): Buffer {
+  if (scratch.length < length) scratch = Buffer.allocUnsafe(length);
+  return scratch.subarray(0, length);
+}
+
+/**
+ * The packet as one viewer's stream carries it: marker, timestamp, extensions and padding kept.
+ * Valid until the next viewer's packet is made: send it at once.
+ */
 export function viewerPacket(packet: ForwardedPacket, stream: StreamIds, sequenceNumber: number): Buffer {
-  return stamp(Buffer.from(packet.bytes), stream, sequenceNumber);
+  const bytes = scratchOf(packet.bytes.length);
+  packet.bytes.copy(bytes);
+  return stamp(bytes, stream, sequenceNumber);
 }
 
 /**
  * The packet retransmitted over RTX (RFC 4588): its header in the RTX stream, then the viewer's
- * sequence number it was first sent with, then its payload (without padding).
+ * sequence number it was first sent with, then its payload (without padding). Valid, as
+ * viewerPacket's, until the next viewer's packet is made.
  */
 export function rtxPacket(
   packet: ForwardedPacket,
@@ -71,7 +90,7 @@ export function rtxPacket(
   rtxSequence: number,
 ): Buffer {
   const { headerSize, payloadEnd } = packet;
-  const bytes = Buffer.allocUnsafe(payloadEnd + 2);
+  const bytes = scratchOf(payloadEnd + 2);
   packet.bytes.copy(bytes, 0, 0, headerSize);
   bytes[0] = bytes[0]! & ~0x20;
   bytes.writeUInt16BE(sentSequence, headerSize);
@@ -230,8 +249,9 @@ export class OutgoingTrack {
   }
 
   /**
-   * Sends one RTP (or RTCP) packet of this track's streams. A failure (the connection closing
-   * under us) loses this viewer's packet only: the connection's end removes the viewer.
+   * Sends one RTP (or RTCP) packet of this track's streams, copied before this returns. A failure
+   * (the connection closing under us) loses this viewer's packet only: the connection's end
+   * removes the viewer.
    */
   send(packet: Buffer): void {
     try {
