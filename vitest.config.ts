@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 process.env.UV_THREADPOOL_SIZE ??= '8';
 
 // Integration files that time CPU-bound work and fail when another file shares the cores.
-const MACHINE_TIMED = ['apps/edge/test/overload.int.test.ts'];
+const MACHINE_TIMED = ['apps/edge/test/overload.int.test.ts', 'apps/live/test/live-shedding.int.test.ts'];
 
 const integration = {
   include: ['apps/*/test/**/*.int.test.ts'],
