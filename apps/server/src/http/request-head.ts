@@ -1,7 +1,7 @@
-// Reading HTTP/1.1 request heads (and writing answers) on a raw socket, for the paths that answer without node:http
-// (the edge's cache hits, the live viewer processes' LL-HLS): only a strict subset is read, and
-// anything else is left to node:http. No dependency beyond the config's type, so that a child
-// process can load it alone.
+// Reading HTTP/1.1 request heads, and writing answers, on a raw socket: for the paths that answer
+// without node:http (the edge's cache hits, the live viewer processes' LL-HLS). Only a strict
+// subset is read, and anything else is left to node:http. No dependency beyond the config's type
+// and node:net's, so that a child process can load it alone.
 import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 
