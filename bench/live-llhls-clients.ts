@@ -157,7 +157,11 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
   const windowOpens = Number(opening.value);
   const url = new URL(media);
   const directory = url.pathname.replace(/[^/]*$/, '');
-  const partNumber = (uri: string) => Number(/part(\d+)\.m4s$/.exec(uri)?.[1]);
+  const partNumber = (uri: string) => Number(/part(\d+)\.m4s/.exec(uri)?.[1]);
+  // A channel needing playback tokens: the media playlist's URL has one, and its reloads carry it
+  // (its parts' URIs, as the server lists them, do already).
+  const token = url.searchParams.get('token');
+  const tokenQuery = token ? `&token=${token}` : '';
   const windowCloses = windowOpens + windowMs;
   let cpuAtOpen: NodeJS.CpuUsage | undefined;
   setTimeout(() => (cpuAtOpen = process.cpuUsage()), windowOpens - Date.now());
@@ -183,7 +187,7 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
           .map((part) => ({ path: `${directory}${part.uri}`, number: partNumber(part.uri) })),
         reload: `${url.pathname}?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${
           open.parts.filter((part) => !part.hint).length
-        }`,
+        }${tokenQuery}`,
       };
       parsed.set(text, step);
     }
@@ -196,14 +200,14 @@ async function runClients({ media, first, count, windowMs }: ClientsTask) {
   const client = async (index: number) => {
     const connection = new Connection(Number(url.port), `llhls-bench/${first + index}`);
     const startedAt = Date.now();
-    let reload = url.pathname;
+    let reload = url.pathname + url.search;
     /** The newest part fetched: a playlist answered unchanged lists it again, which is no new part. */
     let newest = -1;
     while (Date.now() < windowCloses) {
       const answer = await connection.get(reload, true);
       if (answer.status !== 200) {
         await failed(answer);
-        reload = url.pathname;
+        reload = url.pathname + url.search;
         continue;
       }
       firstPlaylistMs[index] ??= Date.now() - startedAt;

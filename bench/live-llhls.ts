@@ -35,6 +35,12 @@
 // and answers its viewers from what it kept (apps/live/src/hls/peer-cache.ts). This process's
 // figures are then the holder's; the peer's CPU is reported beside them (`PeerCores`,
 // `PeerMicrosecondsPerRequest`), under `live-llhls-fleet`.
+//
+// BENCH_TOKENS=1: the channel needs playback tokens (playback_token_required), and every viewer
+// and hls.js ask with one (CreatePlaybackToken): each request's token is checked, and each
+// playlist answered is rewritten to carry it. Reported under `live-llhls-tokens`. One token for
+// all (minting one per viewer would meet the API's rate limit): a site minting one per viewer
+// costs each viewer's first request one signature check more.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -59,6 +65,7 @@ import {
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const FLEET = process.env.BENCH_PEER === '1';
+const TOKENS = process.env.BENCH_TOKENS === '1';
 const VIEWER_STEPS = (process.env.BENCH_VIEWERS ?? '500,1000,2000').split(',').map(Number);
 /**
  * Clients start this long before their window opens: their first blocking reloads, and the live
@@ -148,17 +155,17 @@ async function glassToGlass(media: string, zero: number) {
  */
 async function partAges(media: string, zero: number): Promise<number[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'ukiyo-bench-part-'));
-  const init = Buffer.from(await (await fetch(new URL('init.mp4', media))).arrayBuffer());
+  const init = Buffer.from(await (await fetch(signed('init.mp4', media))).arrayBuffer());
   const ages: number[] = [];
-  let query = '';
+  let query: Record<string, string> = {};
   // Generous: on a loaded machine the encoder runs late and parts come in bursts.
   const deadline = Date.now() + 60_000;
   while (ages.length < PARTS_AGED) {
     if (Date.now() > deadline)
       throw new Error(`only ${ages.length} parts aged in 60 s: is the publisher gone?`);
-    const answer = await fetch(`${media}${query}`);
+    const answer = await fetch(signed('index.m3u8', media, query));
     if (!answer.ok) {
-      query = '';
+      query = {};
       await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
     }
@@ -166,18 +173,27 @@ async function partAges(media: string, zero: number): Promise<number[]> {
     const open = playlist.segments.at(-1)!;
     const listed = open.parts.filter((part) => !part.hint);
     const newest = listed.at(-1) ?? playlist.segments.at(-2)!.parts.at(-1)!;
-    const part = Buffer.from(await (await fetch(new URL(newest.uri, media))).arrayBuffer());
+    const part = Buffer.from(await (await fetch(signed(newest.uri, media))).arrayBuffer());
     const arrivedAt = Date.now();
     // Only a part starting on a keyframe decodes alone. The first answer is the playlist as it
     // stood, not a part that just arrived.
-    if (query && newest.independent) {
-      const file = join(scratch, `${newest.uri}.mp4`);
+    if (query._HLS_msn && newest.independent) {
+      const file = join(scratch, `${new URL(newest.uri, media).pathname.split('/').at(-1)}.mp4`);
       writeFileSync(file, Buffer.concat([init, part]));
       ages.push(arrivedAt - (zero + (await frameTime(file))));
     }
-    query = `?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${listed.length}`;
+    query = { _HLS_msn: String(open.mediaSequenceNumber), _HLS_part: String(listed.length) };
   }
   return ages;
+}
+
+/** `uri` of the rendition whose media playlist is `media`, with `query` and media's token, if any. */
+function signed(uri: string, media: string, query: Record<string, string> = {}): URL {
+  const url = new URL(uri, media);
+  const token = new URL(media).searchParams.get('token');
+  for (const [name, value] of Object.entries({ ...query, ...(token ? { token } : {}) }))
+    url.searchParams.set(name, value);
+  return url;
 }
 
 /** Clients per child process: each child is one JavaScript thread, so more children use both cores. */
@@ -273,8 +289,13 @@ async function main() {
     const channelId = (
       await call('ImageFlux_20200316.CreateMultistreamChannelWithHLS', {
         hls: [{ durationSeconds: 1, video: { width: 1280, height: 720, fps: 30, bps: 2_500_000 } }],
+        ...(TOKENS ? { playback_token_required: true } : {}),
       })
     ).channel_id as string;
+    const minted = TOKENS
+      ? await call('Ukiyo_20261125.CreatePlaybackToken', { channel_id: channelId, expires_in_seconds: 3_600 })
+      : undefined;
+    const signedQuery = minted ? `?token=${minted.token as string}` : '';
     publisher = startTimedPublisher(`${base}/whip/${channelId}`, token);
     let master: string | undefined;
     while (!master) {
@@ -282,7 +303,8 @@ async function main() {
       const answer = await call('ImageFlux_20200207.ListPlaylistURLs', { channel_id: channelId });
       master = (answer.hls as { playlist_url: string }[])[0]?.playlist_url;
     }
-    const media = `${viewerBase}${new URL(master).pathname.replace(/master\.m3u8$/, '0/index.m3u8')}`;
+    const mediaPath = new URL(master).pathname.replace(/master\.m3u8$/, '0/index.m3u8');
+    const media = `${viewerBase}${mediaPath}${signedQuery}`;
     const zero = await publisher.zero;
 
     const figures: Record<string, number> = {};
@@ -318,7 +340,7 @@ async function main() {
     // for good, which would tax every request the viewer steps measure.
     try {
       const { latencies, hlsJsLatencyMs, stalls } = await glassToGlass(
-        `${viewerBase}${new URL(master).pathname}`,
+        `${viewerBase}${new URL(master).pathname}${signedQuery}`,
         zero,
       );
       figures.glassToGlassMedianMs = Math.round(median(latencies));
@@ -332,7 +354,7 @@ async function main() {
     }
     targets[`viewers${Math.max(...VIEWER_STEPS)}KeptUp`] = `>= 2000 (of ${Math.max(...VIEWER_STEPS)})`;
     report(
-      fleet ? 'live-llhls-fleet' : 'live-llhls',
+      ['live-llhls', ...(FLEET ? ['fleet'] : []), ...(TOKENS ? ['tokens'] : [])].join('-'),
       {
         ...figures,
         // The CPUs the server had (BENCH_SERVER_CPUS in live-server.ts): the clients had the rest.

@@ -76,7 +76,7 @@ onShutdown(deps.log, health, graceMs, [
       consoleServer.stop(graceMs),
       edge.close({ graceMs }),
       // Publishers' sessions (and their ffmpeg) end after the last HLS request in flight.
-      drainServer(live.server, graceMs).then(() => live.close()),
+      live.drain(graceMs).then(() => live.close()),
     ]);
   },
   async () => ops && drainServer(ops.server, 0),

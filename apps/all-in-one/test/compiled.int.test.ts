@@ -171,13 +171,25 @@ describe('compiled entries', () => {
       const answer = new Promise<string>((resolve) =>
         viewerSocket.on('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
       );
-      child.send({ type: 'hls-connection', head: Buffer.from(request) } satisfies ToViewerProcess, socket);
+      const handOver = (connection: Socket) =>
+        child.send(
+          { type: 'hls-connection', head: Buffer.from(request) } satisfies ToViewerProcess,
+          connection,
+        );
+      // The media pipe and the IPC channel are two streams: on a busy machine the connection can
+      // reach the child before the rendition does. The child then gives it back, for the live
+      // process to answer; here it is handed over again until the child has the rendition.
+      child.on('message', (message: FromViewerProcess, returned?: Socket) => {
+        if (message.type === 'hls-return' && returned) setTimeout(() => handOver(returned), 10);
+      });
+      handOver(socket);
       expect(await answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*Content-Type: video\/mp4\r\n[^]*ftyp/);
       viewerSocket.destroy();
       listener.close();
     } finally {
       await viewer.close();
-      child.kill();
+      // As the live process ends it: the process exits when its channel closes.
+      child.disconnect();
       await once(child, 'exit');
     }
   });

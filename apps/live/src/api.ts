@@ -25,7 +25,8 @@ import {
 } from '@ukiyo/server';
 import type { DestinationSecrets } from './archive.ts';
 import type { LiveCore } from './core.ts';
-import { mintPlaybackToken, playbackKey } from './playback-tokens.ts';
+import { mintPlaybackToken } from './playback-token-format.ts';
+import { playbackKey } from './playback-tokens.ts';
 import type { LiveDeps } from './types.ts';
 
 export type LiveEnv = { Variables: { principal: TokenPrincipal } };

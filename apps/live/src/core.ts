@@ -10,7 +10,8 @@ import { findChannel, markChannelDeleting, type ChannelRow, type ChannelSettings
 import { loadDestination, type Archive, type Destination } from './archive.ts';
 import { PublishError, type Ingest, type IngestProtocol } from './ingest/ingest.ts';
 import { WebRtcIngest, type IceSettings, type PublishedMedia, type WebRtcTimings } from './ingest/webrtc.ts';
-import { needsPlaybackToken, playbackKey, verifyPlaybackToken } from './playback-tokens.ts';
+import { TOKEN_REQUIRED, verifyPlaybackToken } from './playback-token-format.ts';
+import { playbackKey } from './playback-tokens.ts';
 import {
   Broadcast,
   type RemoteViewer,
@@ -258,20 +259,22 @@ export class LiveCore {
       });
       hosted.session = session;
       hosted.lowLatency = session.lowLatency;
-      // Viewers needing no playback token are answered by the viewer processes (hls-serving.ts).
-      if (!needsPlaybackToken(channel))
-        for (const [index, rendition] of (session.lowLatency ?? []).entries())
-          this.options.viewerProcesses.mirror(
-            {
-              key: `${channelId}/${connectionId}/${index}`,
-              channelId,
-              connectionId,
-              organizationId,
-              targetDuration: renditions[index]!.durationSeconds,
-              options: rendition.options,
-            },
-            rendition,
-          );
+      // LL-HLS viewers are answered by the viewer processes (hls-serving.ts), which check the
+      // playback tokens of a channel needing them with its key.
+      const tokenKey = playbackKey(this.deps.secrets, channel)?.toString('hex');
+      for (const [index, rendition] of (session.lowLatency ?? []).entries())
+        this.options.viewerProcesses.mirror(
+          {
+            key: `${channelId}/${connectionId}/${index}`,
+            channelId,
+            connectionId,
+            organizationId,
+            targetDuration: renditions[index]!.durationSeconds,
+            options: rendition.options,
+            ...(tokenKey ? { playbackKey: tokenKey } : {}),
+          },
+          rendition,
+        );
       this.usage.connected(connectionId, channelId, organizationId, 'publisher');
       // Files of the channel's previous session go: one session's files at a time.
       await rm(this.channelDir(channelId), { recursive: true, force: true });
@@ -410,7 +413,7 @@ export class LiveCore {
     if (!channel || channel.status !== 'normal') throw new PublishError(404, 'no such channel');
     const key = playbackKey(this.deps.secrets, channel);
     if (key && !verifyPlaybackToken(key, channelId, playbackToken ?? '')) {
-      throw new PublishError(401, 'a valid playback token is required');
+      throw new PublishError(401, TOKEN_REQUIRED);
     }
     let timer: NodeJS.Timeout | undefined;
     const broadcast = await Promise.race([
@@ -520,7 +523,7 @@ export class LiveCore {
     let running = this.deleting.get(channelId);
     if (!running) {
       running = (async () => {
-        await this.teardown(channelId);
+        await this.teardown(channelId, 'channel deleted');
         await this.deps.db
           .updateTable('channels')
           .set({
@@ -539,11 +542,11 @@ export class LiveCore {
     return running;
   }
 
-  private async teardown(channelId: string): Promise<void> {
+  private async teardown(channelId: string, reason: string): Promise<void> {
     const hosted = this.hosted.get(channelId);
     this.hosted.delete(channelId);
     this.options.viewerProcesses.forget(channelId);
-    await hosted?.session?.stop('channel deleted');
+    await hosted?.session?.stop(reason);
     if (hosted) await this.endViewing(hosted);
     await rm(this.channelDir(channelId), { recursive: true, force: true });
   }
@@ -583,6 +586,6 @@ export class LiveCore {
   async close(): Promise<void> {
     await Promise.allSettled(this.deleting.values());
     const channels = [...this.hosted.keys()];
-    await Promise.all(channels.map((id) => this.teardown(id)));
+    await Promise.all(channels.map((id) => this.teardown(id, 'the live server is closing')));
   }
 }

@@ -117,9 +117,9 @@ function peerTarget({ channelId, connectionId, file, query }: HlsRequest): strin
  *
  * Each process answers its viewers' requests on this thread, so it admits them (`admission`,
  * viewers/hls-admission.ts): a new client's request waits a few seconds for room, and one still
- * without is answered 503 with Retry-After. The LL-HLS connections of channels needing no token
- * are answered in the viewer processes instead (viewers/hls-serving.ts), the same way
- * (hls/answers.ts); `countServed` counts what they report.
+ * without is answered 503 with Retry-After. LL-HLS connections are answered in the viewer
+ * processes instead (viewers/hls-serving.ts), the same way (hls/answers.ts); `countServed`
+ * counts what they report.
  *
  * Unencrypted channels' media playlists are Low-Latency HLS from memory (hls/ll-hls.ts):
  * `init.mp4`, parts `part{n}.m4s`, segments `seg{msn}.m4s`, blocking playlist reload with
@@ -283,9 +283,7 @@ export function mountHls(
     const peer = hosted || fromPeerProcess ? undefined : await core.peerOf(channelId);
     // Admitted by the process the viewer asked, for the channels some process holds.
     const refused =
-      !fromPeerProcess &&
-      (hosted || peer !== undefined) &&
-      !(await admission.admit(`${channelId}\n${client}`));
+      !fromPeerProcess && (hosted || peer !== undefined) && !(await admission.admit(channelId, client));
     if (refused) metrics.hlsRefused.inc();
     let answer: PeerAnswer | undefined = refused
       ? NO_ROOM

@@ -96,6 +96,11 @@ export interface Live {
   flushUsage(): Promise<void>;
   /** Runs the periodic claim refresh and remote deletions now. */
   tick(): Promise<void>;
+  /**
+   * Stops taking connections and lets those open finish what they asked (drainServer), node:http's
+   * and the LL-HLS connections handed to the viewer processes alike, within `graceMs`.
+   */
+  drain(graceMs: number): Promise<void>;
   /** Ends every session (ffmpeg included), removes this process's HLS files, stops timers. */
   close(): Promise<void>;
 }
@@ -156,6 +161,7 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
     eventLoopUtilization: () => viewerProcesses.load,
     hlsClientsWaiting: () => hlsAdmission.waitingCount + viewerProcesses.hlsWaiting,
     hlsRequestsHeld: () => hls.held + viewerProcesses.hlsHeld,
+    askForReports: () => viewerProcesses.reportHls(),
   });
   // The main thread answers the HLS the viewer processes do not (hls.ts): its own load admits its clients.
   const hlsAdmission = new HlsAdmission(
@@ -274,6 +280,9 @@ export async function createLive(deps: LiveDeps, overrides: Partial<LiveOptions>
       await usage.flush();
     },
     tick,
+    async drain(graceMs) {
+      await Promise.all([drainServer(server, graceMs), viewerProcesses.drainHls(graceMs)]);
+    },
     async close() {
       clearInterval(ticker);
       await ticking;

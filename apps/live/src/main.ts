@@ -44,7 +44,7 @@ log.info(
 
 onShutdown(log, live.health, graceMs, [
   // Publishers' sessions (and their ffmpeg) end after the last HLS request in flight.
-  () => drainServer(live.server, graceMs).then(() => live.close()),
+  () => live.drain(graceMs).then(() => live.close()),
   () => drainServer(ops.server, 0),
   () => deps.limits.close(),
   () => deps.jobs.stop(graceMs),

@@ -41,6 +41,12 @@ export class ViewerTracker {
  */
 export class LiveMetrics {
   readonly registry = new Registry();
+  /**
+   * For the metrics the viewer processes' reports feed (each reports every second): a scrape
+   * asks them for their report first, so that it counts every answer written before it.
+   */
+  private readonly afterReports = { collect: () => this.reported() };
+  private reporting: Promise<void> | undefined;
 
   readonly whip = new Counter({
     name: 'ukiyo_live_whip_requests_total',
@@ -54,6 +60,7 @@ export class LiveMetrics {
     help: 'HLS requests answered, by file kind (playlist, segment), status and where the file was (local, peer)',
     labelNames: ['kind', 'status', 'source'] as const,
     registers: [this.registry],
+    ...this.afterReports,
   });
 
   readonly hlsDuration = new Histogram({
@@ -62,12 +69,14 @@ export class LiveMetrics {
     labelNames: ['source'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
+    ...this.afterReports,
   });
 
   readonly hlsBytes = new Counter({
     name: 'ukiyo_live_hls_bytes_total',
     help: 'Bytes of HLS playlists and segments sent to viewers',
     registers: [this.registry],
+    ...this.afterReports,
   });
 
   readonly viewersRefused = new Counter({
@@ -86,6 +95,7 @@ export class LiveMetrics {
     name: 'ukiyo_live_hls_requests_refused_total',
     help: 'HLS requests answered 503 because their client was not admitted in time (the thread answering HLS above LIVE_MAX_EVENT_LOOP_UTILIZATION, or the room it leaves taken)',
     registers: [this.registry],
+    ...this.afterReports,
   });
 
   readonly hlsHandedOff = new Counter({
@@ -98,6 +108,7 @@ export class LiveMetrics {
     name: 'ukiyo_live_hls_viewers_shed_total',
     help: 'HLS clients no longer admitted, the newest first, because the thread answering HLS stayed saturated',
     registers: [this.registry],
+    ...this.afterReports,
   });
 
   readonly ingestBytes = new Counter({
@@ -106,14 +117,22 @@ export class LiveMetrics {
     registers: [this.registry],
   });
 
-  constructor(probes: {
-    publishers: () => number;
-    viewers: () => number;
-    webRtcViewers: () => number;
-    eventLoopUtilization: () => number;
-    hlsClientsWaiting: () => number;
-    hlsRequestsHeld: () => number;
-  }) {
+  constructor(
+    private readonly probes: {
+      publishers: () => number;
+      viewers: () => number;
+      webRtcViewers: () => number;
+      eventLoopUtilization: () => number;
+      hlsClientsWaiting: () => number;
+      hlsRequestsHeld: () => number;
+      /** What the viewer processes answered since their last report, asked for now. */
+      askForReports: () => Promise<void>;
+    },
+  ) {
+    const readAfterReports = async (read: () => number) => {
+      await this.reported();
+      return read();
+    };
     probeGauges(this.registry, [
       [
         'ukiyo_live_publishers',
@@ -123,7 +142,7 @@ export class LiveMetrics {
       [
         'ukiyo_live_viewers',
         'HLS viewers of this process: clients that fetched a playlist within the last few segments',
-        probes.viewers,
+        () => readAfterReports(probes.viewers),
       ],
       [
         'ukiyo_live_webrtc_viewers',
@@ -138,13 +157,19 @@ export class LiveMetrics {
       [
         'ukiyo_live_hls_clients_waiting',
         'New HLS clients whose request waits for room on a thread answering HLS (a crowd let in a window at a time)',
-        probes.hlsClientsWaiting,
+        () => readAfterReports(probes.hlsClientsWaiting),
       ],
       [
         'ukiyo_live_hls_requests_held',
         'HLS requests held until what they ask for is produced (LL-HLS blocking reloads and preload hints)',
-        probes.hlsRequestsHeld,
+        () => readAfterReports(probes.hlsRequestsHeld),
       ],
     ]);
+  }
+
+  /** One ask for the viewer processes' reports, shared by the metrics a scrape reads at once. */
+  private reported(): Promise<void> {
+    this.reporting ??= this.probes.askForReports().finally(() => (this.reporting = undefined));
+    return this.reporting;
   }
 }

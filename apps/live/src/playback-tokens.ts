@@ -1,41 +1,9 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ChannelRow, ChannelSettings } from '@ukiyo/server';
 import { errorResponse, LiveApiError, type LiveEnv } from './api.ts';
 import type { PeerSignature } from './hls/peer-signature.ts';
+import { CheckedTokens, TOKEN_REQUIRED, TokenSlots } from './playback-token-format.ts';
 import type { Db, SecretBox } from './types.ts';
-
-/**
- * Signed playback tokens: `{expiry in Unix seconds}.{HMAC-SHA256 of "{channel_id}.{expiry}"}`
- * (base64url) under the channel's own key, made by the live API's CreatePlaybackToken. A token
- * names one channel and is useless after its expiry; deleting the channel voids all of them.
- */
-export function mintPlaybackToken(key: Buffer, channelId: string, expiresAt: Date): string {
-  const expiry = Math.floor(expiresAt.getTime() / 1000);
-  return `${expiry}.${signature(key, channelId, expiry).toString('base64url')}`;
-}
-
-function signature(key: Buffer, channelId: string, expiry: number): Buffer {
-  return createHmac('sha256', key).update(`${channelId}.${expiry}`).digest();
-}
-
-export function verifyPlaybackToken(
-  key: Buffer,
-  channelId: string,
-  token: string,
-  now = Date.now(),
-): boolean {
-  const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
-  if (!match) return false;
-  const expiry = Number(match[1]);
-  if (expiry * 1000 <= now) return false;
-  return timingSafeEqual(Buffer.from(match[2]!, 'base64url'), signature(key, channelId, expiry));
-}
-
-/** Whether the channel's viewers need playback tokens (it was created so; that never changes). */
-export function needsPlaybackToken(channel: Pick<ChannelRow, 'settings'>): boolean {
-  return (channel.settings as Partial<ChannelSettings>).playbackKeyEnc !== undefined;
-}
 
 /** The channel's playback key, when its viewers need tokens. */
 export function playbackKey(secrets: SecretBox, channel: Pick<ChannelRow, 'settings'>): Buffer | undefined {
@@ -46,18 +14,22 @@ export function playbackKey(secrets: SecretBox, channel: Pick<ChannelRow, 'setti
 /** How long a channel's need for tokens is remembered by the HLS check (it never changes). */
 const KEY_CACHE_MS = 10_000;
 
-/** Channels' playback keys as the HLS check needs them, briefly remembered. */
+/**
+ * Channels' playback keys as the HLS check needs them, briefly remembered, each with the tokens
+ * found valid under it (CheckedTokens).
+ */
 export class PlaybackKeys {
-  private readonly keys = new Map<string, { key: Buffer | undefined; until: number }>();
+  private readonly keys = new Map<string, { tokens: CheckedTokens | undefined; until: number }>();
 
   constructor(
     private readonly db: Db,
     private readonly secrets: SecretBox,
   ) {}
 
-  async keyOf(channelId: string): Promise<Buffer | undefined> {
+  /** The channel's tokens, when its viewers need them. */
+  async tokensOf(channelId: string): Promise<CheckedTokens | undefined> {
     const known = this.keys.get(channelId);
-    if (known && known.until > Date.now()) return known.key;
+    if (known && known.until > Date.now()) return known.tokens;
     const row = await this.db
       .selectFrom('channels')
       .select('settings')
@@ -65,10 +37,12 @@ export class PlaybackKeys {
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
     const key = row && playbackKey(this.secrets, row);
+    // The same key keeps the tokens found valid (it never changes while the channel lives).
+    const tokens = key && (known?.tokens ?? new CheckedTokens(key, channelId));
     // Bounded against scans of ids; expired entries go as they are looked up again.
     if (this.keys.size > 10_000) this.keys.clear();
-    this.keys.set(channelId, { key, until: Date.now() + KEY_CACHE_MS });
-    return key;
+    this.keys.set(channelId, { tokens, until: Date.now() + KEY_CACHE_MS });
+    return tokens;
   }
 
   /**
@@ -78,16 +52,13 @@ export class PlaybackKeys {
    */
   knownOpen(channelId: string, now = Date.now()): boolean {
     const known = this.keys.get(channelId);
-    return known !== undefined && known.key === undefined && known.until > now;
+    return known !== undefined && known.tokens === undefined && known.until > now;
   }
 }
 
 /**
  * HLS of channels created with playback_token_required: every playlist and segment request
- * carries `?token=`. hls.js and other players resolve a playlist's relative URIs without its
- * query, so each playlist answered has the token appended to its URIs: the URI lines and the
- * URI attributes of its tags (RFC 8216 4.1), but not EXT-X-KEY's, which is the customer's key
- * server. The playlist's text is otherwise left as the packager wrote it.
+ * carries `?token=`, and each playlist answered carries it in its URIs (TokenSlots).
  */
 export function hlsPlaybackTokens(
   keys: PlaybackKeys,
@@ -96,32 +67,21 @@ export function hlsPlaybackTokens(
   return async (c, next) => {
     const channelId = c.req.path.split('/')[2] ?? '';
     if (!/^[0-9a-f]{1,64}$/.test(channelId)) return next();
-    const key = await keys.keyOf(channelId);
+    const tokens = await keys.tokensOf(channelId);
     // Another live process asks without the token: it checked its viewer's (hls.ts peerTarget).
-    if (!key || peers.signedRequest(c)) return next();
+    if (!tokens || peers.signedRequest(c)) return next();
     const token = c.req.query('token') ?? '';
-    if (!verifyPlaybackToken(key, channelId, token)) {
+    if (!tokens.valid(token)) {
       // Players read the refusal across origins, as they read the files.
       c.header('Access-Control-Allow-Origin', '*');
-      return errorResponse(c, new LiveApiError(401, 'a valid playback token is required'));
+      return errorResponse(c, new LiveApiError(401, TOKEN_REQUIRED));
     }
     await next();
     if (c.res.status !== 200 || !/mpegurl/i.test(c.res.headers.get('content-type') ?? '')) return;
     const playlist = await c.res.text();
-    c.res = new Response(withToken(playlist, token), { status: 200, headers: c.res.headers });
+    c.res = new Response(new TokenSlots(playlist).with(token).toString(), {
+      status: 200,
+      headers: c.res.headers,
+    });
   };
-}
-
-/** The playlist with `token=` appended to each URI a player fetches from this host. */
-export function withToken(playlist: string, token: string): string {
-  const append = (uri: string) => `${uri}${uri.includes('?') ? '&' : '?'}token=${token}`;
-  return playlist
-    .split('\n')
-    .map((line) => {
-      if (line.trim() === '') return line;
-      if (!line.startsWith('#')) return append(line);
-      if (/^#EXT-X-(SESSION-)?KEY:/.test(line)) return line;
-      return line.replace(/URI="([^"]*)"/g, (_, uri: string) => `URI="${append(uri)}"`);
-    })
-    .join('\n');
 }

@@ -148,8 +148,16 @@ export class PublishSession {
         lowLatency: this.lowLatency !== undefined,
         ...(this.options.rtp ? { rtp: this.options.rtp } : {}),
       }),
-      // Descriptors 3 and up: each rendition's fMP4 (ffmpegArgs names them pipe:3...).
-      { stdio: ['pipe', 'ignore', 'pipe', ...(this.lowLatency ?? []).map(() => 'pipe' as const)] },
+      {
+        // Descriptors 3 and up: each rendition's fMP4 (ffmpegArgs names them pipe:3...).
+        stdio: ['pipe', 'ignore', 'pipe', ...(this.lowLatency ?? []).map(() => 'pipe' as const)],
+        // A session (so a process group) of its own: a stop signal sent to the live process's
+        // whole group (Ctrl-C, systemd) is the live process's to act on. It drains its viewers,
+        // then ends each session by closing ffmpeg's input. Its input and outputs being pipes to
+        // this process, ffmpeg ends with it all the same (architecture.md: what a session of its
+        // own means for scheduling).
+        detached: true,
+      },
     ) as unknown as ChildProcessWithoutNullStreams;
     this.ffmpeg = ffmpeg;
     for (const [index, packager] of (this.lowLatency ?? []).entries()) {

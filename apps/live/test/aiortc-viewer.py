@@ -2,13 +2,13 @@
 
 Usage: aiortc-viewer.py WHEP_URL SECONDS
 
-POSTs aiortc's own offer to receive video and audio, applies the answer, and decodes the video
-it receives for SECONDS seconds (aiortc's own H.264/VP8 decoders). Prints one JSON object per
-line: {"event": "answered", "status": ...}, each connection state as {"event": "state", ...},
-{"event": "frame", "width": ..., "height": ...} for the first decoded frame, and at the end
-{"event": "decoded", "frames": ..., "missed": ..., "recovered": ...}: the video packets aiortc
-found missing (and NACKed), and those of them that came later (retransmitted). Exits 1 when the
-peer connection does not connect.
+POSTs aiortc's own offer to receive video and audio, applies the answer, and decodes the video it
+receives for SECONDS seconds of its own running (aiortc's own H.264/VP8 decoders): a time it is
+stopped (SIGSTOP) does not count. Prints one JSON object per line: {"event": "answered", "status":
+...}, each connection state as {"event": "state", ...}, {"event": "frame", "width": ..., "height":
+...} for the first decoded frame, and at the end {"event": "decoded", "frames": ..., "missed":
+..., "recovered": ...}: the video packets aiortc found missing (and NACKed), and those of them
+that came later (retransmitted). Exits 1 when the peer connection does not connect.
 """
 
 import asyncio
@@ -91,7 +91,9 @@ async def main(url, seconds):
     await pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
     try:
         await asyncio.wait_for(connected.wait(), 10)
-        await asyncio.sleep(seconds)
+        # In tenths: a stop ends one tenth, not the whole wait, so the viewer watches on after it.
+        for _ in range(round(seconds * 10)):
+            await asyncio.sleep(0.1)
     except asyncio.TimeoutError:
         return 1
     finally:

@@ -179,6 +179,11 @@ export function segmentNames(playlist: string): string[] {
   return playlist.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
 }
 
+/** The media sequence number of an LL-HLS playlist's newest whole segment (`seg{msn}.m4s`). */
+export function newestSegment(playlist: string): number {
+  return Number(/seg([0-9]+)\.m4s/.exec(segmentNames(playlist).at(-1)!)![1]);
+}
+
 /**
  * A media playlist's first whole segment (polled for until there is one), as a file can hold it
  * to be probed: an LL-HLS fMP4 segment after its EXT-X-MAP init segment, an MPEG-TS one alone.
@@ -230,9 +235,7 @@ export function startStarvable(server: TestServer): Promise<LiveUnderTest> {
  * viewers shed. `live` is one of startStarvable's.
  */
 export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
-  const shed = async () =>
-    (await live.live.metrics.getSingleMetric('ukiyo_live_webrtc_viewers_shed_total')!.get()).values[0]
-      ?.value ?? 0;
+  const shed = () => metricTotal(live, 'ukiyo_live_webrtc_viewers_shed_total');
   const deadline = Date.now() + 10_000;
   while ((await shed()) === 0 && Date.now() < deadline) {
     const until = performance.now() + 300;
@@ -240,6 +243,12 @@ export async function starveUntilShed(live: LiveUnderTest): Promise<number> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   return shed();
+}
+
+/** A metric of `live`'s, summed over its labels. */
+export async function metricTotal(live: LiveUnderTest, name: string): Promise<number> {
+  const { values } = await live.live.metrics.getSingleMetric(name)!.get();
+  return values.reduce((sum, { value }) => sum + value, 0);
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */

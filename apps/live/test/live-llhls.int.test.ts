@@ -7,7 +7,15 @@ import * as HLS from 'hls-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
 import { RawConnection } from '../src/testing/raw-http.ts';
-import { apiToken, run, startLive, waitFor, type LiveUnderTest, VIEWER_PROCESS } from './helpers.ts';
+import {
+  apiToken,
+  metricTotal,
+  run,
+  startLive,
+  waitFor,
+  type LiveUnderTest,
+  VIEWER_PROCESS,
+} from './helpers.ts';
 
 const T = {
   createHls: 'ImageFlux_20200316.CreateMultistreamChannelWithHLS',
@@ -219,8 +227,7 @@ describe('Low-Latency HLS', () => {
     const next = `${media}?_HLS_msn=${msn + 1}`;
     const waiting = Array.from({ length: WAITING_PER_CLIENT }, () => statusAlone(next, 'greedy'));
     // Once the server holds them all (a fixed pause raced their arrival on a loaded CI host).
-    const held = async () =>
-      (await live.live.metrics.getSingleMetric('ukiyo_live_hls_requests_held')!.get()).values[0]?.value;
+    const held = async () => metricTotal(live, 'ukiyo_live_hls_requests_held');
     await waitFor(
       async () => ((await held()) === WAITING_PER_CLIENT ? true : undefined),
       5_000,
@@ -233,11 +240,7 @@ describe('Low-Latency HLS', () => {
   });
 
   it('answers LL-HLS connections in the viewer processes, and gives one back once it asks for anything else', async () => {
-    const metric = async (name: string) =>
-      (await live.live.metrics.getSingleMetric(name)!.get()).values.reduce(
-        (sum, { value }) => sum + value,
-        0,
-      );
+    const metric = (name: string) => metricTotal(live, name);
     const mediaPath = new URL(media).pathname;
     const master = mediaPath.replace(/0\/index\.m3u8$/, 'master.m3u8');
     const handedBefore = await metric('ukiyo_live_hls_connections_handed_off_total');
@@ -253,7 +256,8 @@ describe('Low-Latency HLS', () => {
     const fromProcess = await viewer.get(part);
     // The same part from the live process itself: a connection whose first request is not LL-HLS.
     const other = await RawConnection.open(live.baseUrl);
-    expect((await other.get(master)).status).toBe(200);
+    const masterFromLive = await other.get(master);
+    expect(masterFromLive.status).toBe(200);
     const fromLive = await other.get(part);
     expect(await metric('ukiyo_live_hls_connections_handed_off_total')).toBe(handedBefore + 1);
     expect(fromProcess.status).toBe(200);
@@ -269,18 +273,51 @@ describe('Low-Latency HLS', () => {
     expect(masterPlaylist!.body.toString()).toContain('0/index.m3u8');
     // WHEP's answer to an offer that is not SDP.
     expect((await viewer.request('POST /whep/0 HTTP/1.1', 'v=0\r\n')).status).toBe(415);
-    expect((await viewer.get(part)).body.equals(fromLive.body)).toBe(true);
+    const partAgain = await viewer.get(part);
+    expect(partAgain.body.equals(fromLive.body)).toBe(true);
     viewer.close();
     other.close();
 
-    // What the viewer process answered is counted by the live process within its reports.
-    await waitFor(
-      async () =>
-        (await metric('ukiyo_live_hls_bytes_total')) >= bytesBefore + 2 * fromLive.body.length
-          ? true
-          : undefined,
-      5_000,
-      'the viewer process’s answers to be counted',
+    // A scrape asks the viewer processes for their reports first: it counts every answer written
+    // before it, theirs and the live process's.
+    const answered = [
+      listed,
+      fromProcess,
+      masterFromLive,
+      fromLive,
+      playlistAgain!,
+      masterPlaylist!,
+      partAgain,
+    ];
+    expect(await metric('ukiyo_live_hls_bytes_total')).toBe(
+      bytesBefore + answered.reduce((sum, { body }) => sum + body.length, 0),
     );
+  });
+
+  // Last: the live server stops listening.
+  it('drains the connections handed to the viewer processes: idle ones at once, one waiting once answered', async () => {
+    const mediaPath = new URL(media).pathname;
+    const waiting = await RawConnection.open(live.baseUrl);
+    const idle = await RawConnection.open(live.baseUrl);
+    const listed = await waiting.get(mediaPath);
+    expect((await idle.get(mediaPath)).status).toBe(200);
+    const { msn } = edge(HLS.parse(listed.body.toString()) as HLS.types.MediaPlaylist);
+    // The next segment's first part: usually held when the drain begins, else answered before.
+    let answeredAt = Infinity;
+    const next = waiting.get(`${mediaPath}?_HLS_msn=${msn + 1}&_HLS_part=0`).then((answer) => {
+      answeredAt = performance.now();
+      return answer;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const began = performance.now();
+    const drained = live.live.drain(10_000).then(() => performance.now());
+    await idle.ended;
+    expect((await next).status).toBe(200);
+    await waiting.ended;
+    const drainedAt = await drained;
+    expect(drainedAt).toBeGreaterThanOrEqual(answeredAt);
+    // Well within the grace: nothing waited for its cut.
+    expect(drainedAt - began).toBeLessThan(5_000);
   });
 });

@@ -350,7 +350,9 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
       // audio and video played together only (its lip sync), and just after a move between
       // codecs may place a picture ahead for a moment. Its audio buffer grows with the jitter
       // the link had and shrinks over seconds after: with another test file's Chromium and
-      // encoders on the cores it read 3.2 and 4.1 s (video 0.8 and 2.3 s) after the move back.
+      // encoders on the cores it read 3.2 and 4.1 s (video 0.8 and 2.3 s) after the move back,
+      // and once stayed at 1.7 s for video 15 s later. Mapped wrong (another stream's clock, or
+      // the NTP epoch mistaken), the estimate would be hours or years away, or ahead of now.
       const playedAgo = async () => {
         const now = Date.now() + NTP_UNIX_OFFSET_MS;
         return Object.entries(await inbound()).flatMap(([kind, { estimatedPlayoutTimestamp }]) =>
@@ -362,7 +364,7 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
         async () => {
           const ago = await playedAgo();
           lastRead = ago;
-          return ago.every(([, ms]) => ms > 0 && ms < 1_500) ? ago : undefined;
+          return ago.every(([, ms]) => ms > 0 && ms < 3_000) ? ago : undefined;
         },
         15_000,
         'playout estimates a moment ago',
@@ -420,8 +422,9 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
     // The rung is on the publisher's clock: each frame's arrival less its RTP time (since the
     // first frame's) is the same, give or take jitter and the rung's lateness behind the
     // publisher's own stream (the ladder's decode and encode, tens of milliseconds). Taken as the
-    // least of each second (a late packet raises its own frame only). On a clock of its own, the
-    // rung would be anywhere in 13 hours of RTP time.
+    // least of each second (a late packet raises its own frame only). A loaded host delays the
+    // ladder's frames more (a spread of 840 ms seen with the integration suite alongside); on a
+    // clock of its own, the rung would be anywhere in 13 hours of RTP time.
     let ticks = 0;
     const floors = new Map<number, number>();
     for (const [i, { timestamp, at }] of arrivals.entries()) {
@@ -431,7 +434,7 @@ describe('WebRTC viewers of the ladder: RTMP and SRT publishers, and the rungs b
     }
     const spread = Math.max(...floors.values()) - Math.min(...floors.values());
     console.log(`rungs: frames' arrivals less their RTP times spread over ${spread.toFixed(0)} ms`);
-    expect(spread).toBeLessThan(500);
+    expect(spread).toBeLessThan(2_000);
   }, 60_000);
 
   it("moves Chromium's own viewer of a WHIP publisher down to the baseline rung and back", async () => {

@@ -6,7 +6,16 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, type TestServer, testServer } from '@ukiyo/server/testing';
-import { apiToken, decodedVideo, startLive, waitFor, type LiveUnderTest, VIEWER_PROCESS } from './helpers.ts';
+import { RawConnection } from '../src/testing/raw-http.ts';
+import {
+  apiToken,
+  decodedVideo,
+  metricTotal,
+  startLive,
+  waitFor,
+  type LiveUnderTest,
+  VIEWER_PROCESS,
+} from './helpers.ts';
 import { lossyLink, whepThrough } from './lossy-link.ts';
 import { publish, type Publisher } from './publisher.ts';
 import { view, type WhepViewer } from './whep-viewer.ts';
@@ -191,6 +200,7 @@ describe('WebRTC viewers (WHEP)', () => {
     } finally {
       frozen.child.kill('SIGCONT');
     }
+    // Continued, it watches out the rest of its 8 s (the stop not counted) and decodes again.
     expect(await frozen.exited).toBe(0);
     const done = await frozen.event('decoded');
     expect(done.frames).toBeGreaterThan(15);
@@ -263,6 +273,34 @@ describe('WebRTC viewers (WHEP)', () => {
     expect((await fetch(new URL(segment!, variantUrl))).status).toBe(200);
     const segmentPath = new URL(segment!, variantUrl).pathname;
     expect((await fetch(`${live.baseUrl}${segmentPath}`)).status).toBe(401);
+
+    // A connection whose first request is a rendition's file goes to a viewer process
+    // (hls-serving.ts), which checks the token with the channel's key as this process does.
+    const handed = () => metricTotal(live, 'ukiyo_live_hls_connections_handed_off_total');
+    const handedBefore = await handed();
+    const direct = await RawConnection.open(live.baseUrl);
+    try {
+      const unsigned = await direct.get(variantUrl.pathname);
+      expect(await handed()).toBe(handedBefore + 1);
+      expect(unsigned.status).toBe(401);
+      expect(JSON.parse(unsigned.body.toString())).toEqual(JSON.parse(anonymous.error));
+      for (const name of ['content-type', 'access-control-allow-origin'])
+        expect(unsigned.headers[name], name).toBe(bare.headers.get(name));
+      const listed = await direct.get(`${variantUrl.pathname}?token=${playback}`);
+      expect(listed.status).toBe(200);
+      const part = listed.body
+        .toString()
+        .split('\n')
+        .find((line) => line.startsWith('#EXT-X-PART:'))
+        ?.match(/URI="([^"]+)"/)?.[1];
+      expect(part?.endsWith(`?token=${playback}`)).toBe(true);
+      const partPath = new URL(part!, variantUrl).pathname;
+      expect((await direct.get(`${partPath}?token=${playback}`)).status).toBe(200);
+      expect((await direct.get(partPath)).status).toBe(401);
+      expect(await handed()).toBe(handedBefore + 1);
+    } finally {
+      direct.close();
+    }
   });
 
   it('takes a viewer at any live process of the fleet, served by the one holding the publisher', async () => {
@@ -329,10 +367,8 @@ describe('WebRTC viewers (WHEP)', () => {
         'the master playlist through a peer',
       );
       expect(throughPeer).toContain('#EXT-X-STREAM-INF');
-      const metric = async (name: string) =>
-        (await busy.live.metrics.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
-      expect(await metric('ukiyo_live_webrtc_viewers_refused_total')).toBe(2);
-      expect(await metric('ukiyo_live_hls_requests_refused_total')).toBe(1);
+      expect(await metricTotal(busy, 'ukiyo_live_webrtc_viewers_refused_total')).toBe(2);
+      expect(await metricTotal(busy, 'ukiyo_live_hls_requests_refused_total')).toBe(1);
       await publisher.stop();
     } finally {
       await busy.live.close();
@@ -354,10 +390,7 @@ describe('WebRTC viewers (WHEP)', () => {
         ),
       );
       expect(statuses).toEqual(Array(60).fill(200));
-      const refused = await crowded.live.metrics
-        .getSingleMetric('ukiyo_live_hls_requests_refused_total')!
-        .get();
-      expect(refused.values[0]?.value ?? 0).toBe(0);
+      expect(await metricTotal(crowded, 'ukiyo_live_hls_requests_refused_total')).toBe(0);
       await publisher.stop();
     } finally {
       await crowded.live.close();

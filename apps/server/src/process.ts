@@ -21,15 +21,15 @@ export function processRegistry(app: string, parts: Registry[] = []): Registry {
 /** A gauge per [name, help, read]: each read when the registry is scraped. */
 export function probeGauges(
   registry: Registry,
-  gauges: Array<[name: string, help: string, read: () => number]>,
+  gauges: Array<[name: string, help: string, read: () => number | Promise<number>]>,
 ): void {
   for (const [name, help, read] of gauges)
     new Gauge({
       name,
       help,
       registers: [registry],
-      collect() {
-        this.set(read());
+      async collect() {
+        this.set(await read());
       },
     });
 }

@@ -128,6 +128,11 @@ export class AppProcess {
     readonly name: string,
     readonly entry: string,
     readonly env: Record<string, string>,
+    /**
+     * The process leads a process group of its own, so that a test can signal it with its
+     * children (stopGroup), as Ctrl-C or systemd does; a test run ended by force leaves it.
+     */
+    private readonly ownGroup = false,
   ) {}
 
   start(): this {
@@ -136,6 +141,7 @@ export class AppProcess {
       cwd: ROOT,
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: this.ownGroup,
     });
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       stream.on('data', (chunk: Buffer) => {
@@ -170,6 +176,13 @@ export class AppProcess {
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     if (this.running) this.child.kill(signal);
+    return this.exited;
+  }
+
+  /** As stop, the signal sent to the process's whole group (started with `ownGroup`). */
+  async stopGroup(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (!this.ownGroup) throw new Error(`${this.name} has no process group of its own`);
+    if (this.running) process.kill(-this.child.pid!, signal);
     return this.exited;
   }
 }

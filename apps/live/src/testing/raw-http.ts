@@ -6,6 +6,8 @@ import { connect, type Socket } from 'node:net';
 export class RawConnection {
   private buffered = Buffer.alloc(0);
   private wake: () => void = () => {};
+  /** Resolves when the server ends the connection. */
+  readonly ended: Promise<void>;
 
   private constructor(
     private readonly socket: Socket,
@@ -17,6 +19,7 @@ export class RawConnection {
       this.buffered = Buffer.concat([this.buffered, chunk]);
       this.wake();
     });
+    this.ended = new Promise((resolve) => socket.once('end', () => resolve()));
   }
 
   static async open(

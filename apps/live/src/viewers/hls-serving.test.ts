@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import * as HLS from 'hls-parser';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mintPlaybackToken } from '../playback-token-format.ts';
 import { fragment, init } from '../testing/fmp4.ts';
 import { RawConnection } from '../testing/raw-http.ts';
 import { TEST_VIEWER_SETTINGS } from '../testing/viewer-settings.ts';
@@ -30,7 +32,7 @@ afterEach(() => closing.splice(0).forEach((close) => close()));
  * A viewer process's HLS serving behind a listening socket that hands it every connection with
  * its first bytes, as the live process does; what it gives back and reports is kept.
  */
-async function serving() {
+async function serving(rendition = RENDITION) {
   const reports: FromHlsServing[] = [];
   const givenBack: { head: string; socket: Socket }[] = [];
   const hls = new HlsServing(
@@ -47,7 +49,7 @@ async function serving() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closing.push(() => server.close());
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  hls.receive({ type: 'hls-open', rendition: RENDITION }, undefined);
+  hls.receive({ type: 'hls-open', rendition }, undefined);
   let frame = 0;
   const parts = (count: number) => {
     for (const end = frame + count * 6; frame < end; frame++)
@@ -91,6 +93,64 @@ describe('LL-HLS in a viewer process', () => {
     expect(reloaded.body.length).toBeGreaterThan(listed.body.length);
     expect((await viewer.get(`${MEDIA}?_HLS_msn=x`)).status).toBe(400);
     expect((await viewer.get('/hls/c1/d1/0/part999.m4s')).status).toBe(404);
+  });
+
+  it('answers a channel needing playback tokens only with one, its playlists’ URIs carrying it', async () => {
+    const key = randomBytes(32);
+    const { connect } = await serving({ ...RENDITION, playbackKey: key.toString('hex') });
+    const inAMinute = new Date(Date.now() + 60_000);
+    const token = mintPlaybackToken(key, 'c1', inAMinute);
+    const viewer = await connect();
+    const refused = await viewer.get(MEDIA);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body.toString())).toEqual({
+      ok: false,
+      error: 'a valid playback token is required',
+    });
+    expect(refused.headers['access-control-allow-origin']).toBe('*');
+    for (const wrong of [
+      mintPlaybackToken(randomBytes(32), 'c1', inAMinute),
+      mintPlaybackToken(key, 'c2', inAMinute),
+      mintPlaybackToken(key, 'c1', new Date(Date.now() - 1_000)),
+    ])
+      expect((await viewer.get(`${MEDIA}?token=${wrong}`)).status).toBe(401);
+
+    const listed = await viewer.get(`${MEDIA}?_HLS_msn=1&_HLS_part=0&token=${token}`);
+    expect(listed.status).toBe(200);
+    const playlist = HLS.parse(listed.body.toString()) as HLS.types.MediaPlaylist;
+    const uris = [
+      playlist.segments[0]!.map!.uri,
+      playlist.segments[0]!.uri,
+      ...playlist.segments.at(-1)!.parts.map((part) => part.uri),
+    ];
+    for (const uri of uris) expect(uri).toMatch(/\?token=/);
+    expect(uris.every((uri) => uri.endsWith(`?token=${token}`))).toBe(true);
+    const part = uris.at(-2)!;
+    expect((await viewer.get(`/hls/c1/d1/0/${part}`)).status).toBe(200);
+    expect((await viewer.get(`/hls/c1/d1/0/${part.split('?')[0]}`)).status).toBe(401);
+  });
+
+  it('drains: an idle connection closes at once, one waiting for a part once it is answered', async () => {
+    const { hls, reports, parts, connect } = await serving();
+    const idle = await connect();
+    const waiting = await connect();
+    expect((await idle.get(MEDIA)).status).toBe(200);
+    const playlist = HLS.parse((await waiting.get(MEDIA)).body.toString()) as HLS.types.MediaPlaylist;
+    const open = playlist.segments.at(-1)!;
+    const listedParts = open.parts.filter((part) => !part.hint).length;
+    const next = waiting.get(`${MEDIA}?_HLS_msn=${open.mediaSequenceNumber}&_HLS_part=${listedParts}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    hls.receive({ type: 'hls-drain', graceMs: 10_000 }, undefined);
+    await idle.ended;
+    const drained = () => reports.some((report) => report.type === 'hls-drained');
+    expect(drained()).toBe(false);
+    parts(1);
+    const answered = await next;
+    expect(answered.status).toBe(200);
+    expect(answered.headers.connection).toBe('close');
+    await waiting.ended;
+    await expect.poll(drained).toBe(true);
   });
 
   it('gives the connection back, with the bytes it read, at the first request it does not answer', async () => {

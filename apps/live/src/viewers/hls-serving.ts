@@ -6,6 +6,7 @@ import {
   type Answer,
   type BlockingQuery,
   clientOf,
+  CROSS_ORIGIN,
   HeldRequests,
   lowLatencyAnswer,
   NO_ROOM,
@@ -13,6 +14,7 @@ import {
 } from '../hls/answers.ts';
 import { LowLatencyRendition, type LowLatencyOptions } from '../hls/ll-hls.ts';
 import { PEER_HEADER } from '../hls/peer-signature.ts';
+import { CheckedTokens, TOKEN_REQUIRED, TokenSlots } from '../playback-token-format.ts';
 import { HlsAdmission } from './hls-admission.ts';
 import { LoadGuard } from './load-guard.ts';
 
@@ -30,10 +32,7 @@ export interface HlsServingSettings {
   keepAliveMs: number;
 }
 
-/**
- * One LL-HLS rendition of the live process's (of a channel needing no playback token), mirrored
- * from its first byte.
- */
+/** One LL-HLS rendition of the live process's, mirrored from its first byte. */
 export interface MirroredRendition {
   /** `{channel_id}/{connection_id}/{index}`, as its files' paths name it. */
   key: string;
@@ -42,6 +41,8 @@ export interface MirroredRendition {
   organizationId: number;
   targetDuration: number;
   options: LowLatencyOptions;
+  /** The channel's playback key (hex), when its viewers need playback tokens. */
+  playbackKey?: string;
 }
 
 /** What the live process sends about HLS (beside ToViewerProcess's WebRTC messages). */
@@ -54,7 +55,12 @@ export type ToHlsServing =
   /** What was answered, reported now (usage is written, or the live process closes). */
   | { type: 'hls-report' }
   /** A viewer's connection (the socket sent with it), and the bytes read of it. */
-  | { type: 'hls-connection'; head: Uint8Array };
+  | { type: 'hls-connection'; head: Uint8Array }
+  /**
+   * The live process stops: each connection closes once the answer in hand is written (an idle
+   * one at once), and those still open after `graceMs` are cut.
+   */
+  | { type: 'hls-drain'; graceMs: number };
 
 /** A channel's HLS delivery answered here since the last report. */
 export interface ServedChannel {
@@ -89,7 +95,9 @@ export function isHlsMessage(message: { type: string }): message is ToHlsServing
 export type FromHlsServing =
   | { type: 'hls-served'; report: HlsServedReport }
   /** A connection given back (the socket sent with it), and the bytes read of it not answered. */
-  | { type: 'hls-return'; head: Uint8Array };
+  | { type: 'hls-return'; head: Uint8Array }
+  /** Draining, every connection has closed. */
+  | { type: 'hls-drained' };
 
 /** How often a viewer process reports what it served. */
 const HLS_REPORT_MS = 1_000;
@@ -102,6 +110,12 @@ const HEAD_TIMEOUT_MS = 60_000;
 const MAX_UNSENT_BYTES = 1024 * 1024;
 /** Clients kept per channel per report: usage bounds its distinct clients too. */
 const MAX_CLIENTS_PER_REPORT = 10_000;
+/** As the live process's HLS route refuses a viewer without a valid playback token. */
+const TOKEN_REFUSED: Answer = {
+  status: 401,
+  body: Buffer.from(JSON.stringify({ ok: false, error: TOKEN_REQUIRED })),
+  headers: { 'Content-Type': 'application/json', ...CROSS_ORIGIN },
+};
 const FIELDS = new Map<string, 'userAgent' | 'forwardedFor' | 'peer'>([
   ['user-agent', 'userAgent'],
   ['x-forwarded-for', 'forwardedFor'],
@@ -137,6 +151,21 @@ export function renditionRequestOf(
 interface Mirror {
   rendition: LowLatencyRendition;
   opening: MirroredRendition;
+  /** When the channel's viewers need playback tokens. */
+  tokens: CheckedTokens | undefined;
+}
+
+/** The slots of each playlist version answered to a token-protected channel's viewers. */
+const playlistSlots = new WeakMap<Uint8Array, TokenSlots>();
+
+/** `playlist`'s TokenSlots, cut once per version (every viewer is answered the same bytes). */
+function tokenSlotsOf(playlist: Uint8Array): TokenSlots {
+  let slots = playlistSlots.get(playlist);
+  if (!slots) {
+    slots = new TokenSlots(Buffer.from(playlist).toString());
+    playlistSlots.set(playlist, slots);
+  }
+  return slots;
 }
 
 /** A request this process answers. */
@@ -145,6 +174,8 @@ interface HlsRequest {
   name: string;
   client: string;
   query: BlockingQuery;
+  /** `?token=`, the playback token, as the request gives it. */
+  token: string | undefined;
 }
 
 /** Resolves once what was written to `socket` is sent, or it closed. */
@@ -181,10 +212,10 @@ function linesOf(headers: Readonly<Record<string, string>>): string {
  * playlists are identical) and hands them viewers' connections whose first request is such a
  * rendition's file (hls-handoff.ts). Each connection's requests are read here as raw HTTP/1.1
  * heads (parseRequestHead) and answered as hls.ts answers them, admitted by this process's own
- * load (HlsAdmission over its event loop). Anything else on the connection (another path, a
- * HEAD, a token-protected channel, a peer's request, a head this path does not read) gives the
- * connection back to the live process with the bytes read, once its answers are written.
- * Deliveries are counted here and reported every HLS_REPORT_MS.
+ * load (HlsAdmission over its event loop), a channel's playback tokens checked with its key.
+ * Anything else on the connection (another path, a HEAD, a peer's request, a head this path
+ * does not read) gives the connection back to the live process with the bytes read, once its
+ * answers are written. Deliveries are counted here and reported every HLS_REPORT_MS.
  */
 export class HlsServing {
   private readonly mirrors = new Map<string, Mirror>();
@@ -199,6 +230,9 @@ export class HlsServing {
   private durations: number[] = [];
   private refused = 0;
   private shed = 0;
+  /** The connections answered here, each with what closes it if no answer is in hand. */
+  private readonly connections = new Map<Socket, () => void>();
+  private draining = false;
 
   constructor(
     private readonly settings: HlsServingSettings,
@@ -224,6 +258,10 @@ export class HlsServing {
         this.mirrors.set(rendition.key, {
           rendition: new LowLatencyRendition(rendition.options),
           opening: rendition,
+          tokens:
+            rendition.playbackKey === undefined
+              ? undefined
+              : new CheckedTokens(Buffer.from(rendition.playbackKey, 'hex'), rendition.channelId),
         });
         break;
       }
@@ -249,7 +287,23 @@ export class HlsServing {
       case 'hls-connection':
         if (socket) this.accept(socket, Buffer.from(message.head));
         break;
+      case 'hls-drain':
+        this.drain(message.graceMs);
+        break;
     }
+  }
+
+  private drain(graceMs: number): void {
+    this.draining = true;
+    for (const closeIfIdle of this.connections.values()) closeIfIdle();
+    setTimeout(() => {
+      for (const socket of this.connections.keys()) socket.destroy();
+    }, graceMs).unref();
+    this.drainedIfNoneOpen();
+  }
+
+  private drainedIfNoneOpen(): void {
+    if (this.draining && this.connections.size === 0) this.report({ type: 'hls-drained' });
   }
 
   /** Drops the channel's renditions, but those of the session `keeping`. */
@@ -291,19 +345,29 @@ export class HlsServing {
         const answer = await this.answer(request);
         if (gone) return;
         this.write(socket, answer);
+        // Its answer says the connection closes (write): the rest read is left unanswered.
+        if (this.draining) return void socket.end();
         // A client that does not read its answers gets no more until it does.
         if (socket.writableLength > MAX_UNSENT_BYTES) await drained(socket);
       }
       answering = false;
+      if (this.draining) return void socket.end();
       socket.setTimeout(this.settings.keepAliveMs);
       socket.resume();
     };
+    this.connections.set(socket, () => {
+      if (!answering) socket.end();
+    });
     socket.on('data', (chunk: Buffer) => {
       if (headSince !== undefined && Date.now() - headSince > HEAD_TIMEOUT_MS) return socket.destroy();
       unread = unread.length ? Buffer.concat([unread, chunk]) : chunk;
       if (!answering) void readOn();
     });
-    socket.once('close', () => (gone = true));
+    socket.once('close', () => {
+      gone = true;
+      this.connections.delete(socket);
+      this.drainedIfNoneOpen();
+    });
     // The server allows half-open connections; a client done asking is done.
     socket.on('end', () => {
       if (!answering) socket.end();
@@ -322,15 +386,18 @@ export class HlsServing {
       name: request.name,
       client: request.client,
       query: { msn: query?.get('_HLS_msn') ?? undefined, part: query?.get('_HLS_part') ?? undefined },
+      token: query?.get('token') ?? undefined,
     };
   }
 
   /** Answers and counts one request, as hls.ts's serve does for the live process's own. */
-  private async answer({ mirror, name, client, query }: HlsRequest): Promise<Answer> {
+  private async answer({ mirror, name, client, query, token }: HlsRequest): Promise<Answer> {
     const started = performance.now();
     const { channelId, organizationId } = mirror.opening;
+    const { tokens } = mirror;
     let answer: Answer;
-    if (!(await this.admission.admit(`${channelId}\n${client}`))) {
+    if (tokens && !tokens.valid(token ?? '')) answer = TOKEN_REFUSED;
+    else if (!(await this.admission.admit(channelId, client))) {
       this.refused++;
       answer = NO_ROOM;
     } else {
@@ -346,6 +413,8 @@ export class HlsServing {
         )) ?? NOT_FOUND;
     }
     const kind = name === 'index.m3u8' ? 'playlist' : 'segment';
+    if (tokens && kind === 'playlist' && answer.status === 200)
+      answer = { ...answer, body: tokenSlotsOf(answer.body).with(token!) };
     if (answer.status === 200) {
       let channel = this.served.get(channelId);
       if (!channel) {
@@ -373,10 +442,12 @@ export class HlsServing {
   }
 
   private write(socket: Socket, { status, headers, body }: Answer): void {
+    const connection = this.draining
+      ? 'Connection: close\r\n'
+      : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.settings.keepAliveMs / 1000)}\r\n`;
     const head =
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${linesOf(headers)}${dateLine()}` +
-      `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.settings.keepAliveMs / 1000)}\r\n` +
-      `Content-Length: ${body.length}\r\n\r\n`;
+      `${connection}Content-Length: ${body.length}\r\n\r\n`;
     writeAnswer(socket, head, body);
   }
 

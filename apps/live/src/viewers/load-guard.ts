@@ -57,8 +57,9 @@ const LEAST_SHARE_CHARGED = 0.25;
  * The thread's load is no straight line of its viewers: on a machine whose other cores are busy
  * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
  * and the publisher starved, and stayed there. So a thread starving (STARVING, or `max` when
- * higher) for STARVING_WINDOWS in a row sheds SHED_SHARE of its viewers, the newest first, until
- * it is not: `whenStarving` says how many. Those who watched longest keep their stream.
+ * higher) for STARVING_WINDOWS in a row sheds SHED_SHARE of its viewers until it is not:
+ * `whenStarving` says how many, and its owner chooses which (toShed: the largest audience's
+ * newest first).
  *
  * A viewer counts from its admission (its ICE and DTLS handshakes cost too) until `left`. A
  * limit of 1 takes every viewer and sheds none; a limit of 0 takes none.
@@ -117,7 +118,7 @@ export class LoadGuard {
     this.count(-1);
   }
 
-  /** `shed` is told how many viewers to end, newest first, at each starving window. */
+  /** `shed` is told how many viewers to end at each starving window. */
   whenStarving(shed: (count: number) => void): void {
     this.shed = shed;
   }

@@ -108,9 +108,16 @@ describe('ViewerProcesses', { timeout: 20_000 }, () => {
     expect(processes.load).toBeLessThan(1);
   });
 
-  it('ends its child processes when closed', async () => {
+  it('ends its child processes when closed, and they leave stop signals to it', async () => {
     const { processes, broadcast, children } = publishing(60_000);
-    await connectViewer(processes, broadcast);
+    const viewer = await connectViewer(processes, broadcast);
+    // As a stop signal to the process group (Ctrl-C, systemd) reaches them too: the live process
+    // drains them before it closes them.
+    children[0]!.kill('SIGTERM');
+    children[0]!.kill('SIGINT');
+    const before = viewer.received();
+    await expect.poll(viewer.received, { timeout: 5_000 }).toBeGreaterThan(before + 5);
+    expect(children[0]!.exitCode ?? children[0]!.signalCode).toBeNull();
     await processes.close();
     expect(children[0]!.exitCode ?? children[0]!.signalCode).not.toBeNull();
   });

@@ -15,6 +15,7 @@ import type { LowLatencyRendition } from '../hls/ll-hls.ts';
 import type { HlsServedReport, MirroredRendition } from './hls-serving.ts';
 import { LoadGuard } from './load-guard.ts';
 import { frameOf, isMediaMessage, MEDIA_PIPE_FD } from './media-pipe.ts';
+import { toShed } from './shedding.ts';
 import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 import {
   PACKETS_TAKEN_EVERY,
@@ -43,6 +44,8 @@ const MAX_PACKET_BACKLOG = 2_048;
 const MAX_MEDIA_BACKLOG_BYTES = 32 * 1024 * 1024;
 /** A viewer process's report asked for (reportHls) is waited for this long at most. */
 const REPORT_TIMEOUT_MS = 2_000;
+/** A child that has not exited this long after its channel closed is killed. */
+const STOP_TIMEOUT_MS = 2_000;
 /**
  * A call the viewer process has not answered in this long fails (an answer's ICE gathering waits
  * 5 s at most): a stuck process must not hold a WHEP request, a Sora socket or the live
@@ -167,14 +170,18 @@ function hashOf(text: string): number {
  */
 export class RemoteViewer {
   readonly id = randomBytes(10).toString('hex');
-  /** When it was admitted: the newest are shed first. */
+  /** When it was admitted: a broadcast's newest are shed first (toShed). */
   readonly admittedAt = performance.now();
   private markEnded!: (why: ViewerEnd) => void;
   /** Settles once the viewer is gone: its connection failed or closed, or close() was called. */
   readonly ended = new Promise<ViewerEnd>((resolve) => (this.markEnded = resolve));
   private gone = false;
 
-  constructor(private readonly process: ViewerProcess) {}
+  constructor(
+    private readonly process: ViewerProcess,
+    /** The broadcast it watches (its description's id). */
+    readonly broadcast: string,
+  ) {}
 
   /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
   answer(offer: string): Promise<string> {
@@ -280,6 +287,8 @@ export class ViewerProcess {
   hls = { held: 0, waiting: 0 };
   /** Told of its next LL-HLS report (reportHls). */
   private readonly reportsAwaited: (() => void)[] = [];
+  /** Told once its LL-HLS connections have all closed (drainHls), or it is gone. */
+  private readonly drainsAwaited: (() => void)[] = [];
   /** Settles at the process's first message: it has started. */
   readonly started: Promise<void>;
 
@@ -319,6 +328,22 @@ export class ViewerProcess {
     });
   }
 
+  /**
+   * Resolves once the LL-HLS connections handed to the process have closed, each after the
+   * answer in hand (hls-serving.ts), or when `graceMs` have passed and it cut the rest.
+   */
+  drainHls(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      // The process cuts what is left at graceMs: a moment later it has said so, or it is stuck.
+      const timer = setTimeout(resolve, graceMs + REPORT_TIMEOUT_MS);
+      this.drainsAwaited.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.post({ type: 'hls-drain', graceMs });
+    });
+  }
+
   /** Bytes of media posted to the process and not yet taken by it. */
   get mediaBacklog(): number {
     return this.port.mediaBacklog ?? 0;
@@ -331,8 +356,8 @@ export class ViewerProcess {
 
   /** A viewer of `broadcast` here (admitted by this process's guard already). */
   open(broadcast: Broadcast): RemoteViewer {
-    const viewer = new RemoteViewer(this);
     const { id } = broadcast.description;
+    const viewer = new RemoteViewer(this, id);
     this.viewers.set(viewer.id, viewer);
     this.watching.set(id, (this.watching.get(id) ?? 0) + 1);
     this.post({ type: 'open', viewer: viewer.id, broadcast: broadcast.description });
@@ -396,11 +421,19 @@ export class ViewerProcess {
     ]);
   }
 
-  /** Ends the `count` newest viewers: the process stays saturated, every viewer would fall behind. */
+  /**
+   * Ends `count` viewers, the largest audience's newest first (toShed): the process stays
+   * saturated, every viewer would fall behind.
+   */
   private shed(count: number): void {
-    const newest = [...this.viewers.values()].sort((a, b) => b.admittedAt - a.admittedAt).slice(0, count);
-    this.pool.onShed(newest.length);
-    for (const viewer of newest) void viewer.close('no-room');
+    const shed = toShed(
+      this.viewers.values(),
+      count,
+      (viewer) => viewer.broadcast,
+      (viewer) => viewer.admittedAt,
+    );
+    this.pool.onShed(shed.length);
+    for (const viewer of shed) void viewer.close('no-room');
   }
 
   private receive(message: FromViewerProcess, socket: Socket | undefined): void {
@@ -441,6 +474,9 @@ export class ViewerProcess {
       case 'hls-return':
         if (socket) this.pool.hlsReturned(socket, Buffer.from(message.head));
         break;
+      case 'hls-drained':
+        for (const drained of this.drainsAwaited.splice(0)) drained();
+        break;
     }
   }
 
@@ -449,6 +485,8 @@ export class ViewerProcess {
     for (const pending of this.calls.values()) pending.reject(error);
     this.calls.clear();
     for (const viewer of this.viewers.values()) viewer.end('closed');
+    // Its connections went with it.
+    for (const drained of this.drainsAwaited.splice(0)) drained();
     this.guard.close();
   }
 }
@@ -521,6 +559,11 @@ export class ViewerProcesses {
   /** A child's report of what it answered. */
   hlsServed(report: HlsServedReport): void {
     this.hlsHooks?.served(report);
+  }
+
+  /** See ViewerProcess.drainHls: every child's LL-HLS connections. */
+  async drainHls(graceMs: number): Promise<void> {
+    if (this.servesHls) await Promise.all(this.processes.map((viewers) => viewers.drainHls(graceMs)));
   }
 
   /** A connection a child gives back. */
@@ -644,10 +687,13 @@ export class ViewerProcesses {
     const port = new ChildPort(child);
     const viewers = new ViewerProcess(port, port.eventLoopUtilization, this.options, this);
     this.stops.set(viewers, async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill();
-        await once(child, 'exit');
-      }
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      // It exits when its channel closes, and leaves stop signals to this process.
+      if (child.connected) child.disconnect();
+      const stuck = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(stuck);
     });
     this.onChild(child);
     child.on('error', (error) => this.log.error({ err: error }, 'a WebRTC viewer process failed'));

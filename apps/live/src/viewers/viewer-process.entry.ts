@@ -40,3 +40,7 @@ serveViewers(
 setInterval(() => send({ type: 'load', utilization: performance.eventLoopUtilization() }), LOAD_REPORT_MS);
 // The live process gone (or closing), its viewers go with this process.
 process.on('disconnect', () => process.exit(0));
+// A stop signal sent to the whole process group (Ctrl-C, systemd stopping the unit) is the live
+// process's to act on: it drains this process's LL-HLS connections first, then closes the IPC
+// channel.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mintPlaybackToken, verifyPlaybackToken, withToken } from './playback-tokens.ts';
+import {
+  CheckedTokens,
+  mintPlaybackToken,
+  TokenSlots,
+  verifyPlaybackToken,
+} from './playback-token-format.ts';
 
 describe('playback tokens', () => {
   const key = randomBytes(32);
@@ -28,19 +33,34 @@ describe('playback tokens', () => {
       '#EXT-X-MAP:URI="init.mp4"',
       '#EXTINF:1.000,',
       'seg1.ts',
+      '#EXT-X-PART:DURATION=0.4,URI="p1.m4s",INDEPENDENT=YES #EXT-X-PART:DURATION=0.4,URI="p2.m4s"',
       '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg2.ts?part=0"',
       '',
     ].join('\n');
-    expect(withToken(playlist, 't.1')).toBe(
+    const slots = new TokenSlots(playlist);
+    expect(slots.with('t.2').toString()).toContain('seg1.ts?token=t.2\n');
+    expect(slots.with('t.1').toString()).toBe(
       [
         '#EXTM3U',
         '#EXT-X-KEY:METHOD=AES-128,URI="https://keys.example/key?kid=1"',
         '#EXT-X-MAP:URI="init.mp4?token=t.1"',
         '#EXTINF:1.000,',
         'seg1.ts?token=t.1',
+        '#EXT-X-PART:DURATION=0.4,URI="p1.m4s?token=t.1",INDEPENDENT=YES #EXT-X-PART:DURATION=0.4,URI="p2.m4s?token=t.1"',
         '#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg2.ts?part=0&token=t.1"',
         '',
       ].join('\n'),
     );
+  });
+
+  it('remembers a valid token until it expires, and no invalid one', () => {
+    const now = Date.now();
+    const checked = new CheckedTokens(key, 'abc123');
+    const token = mintPlaybackToken(key, 'abc123', new Date(now + 60_000));
+    expect(checked.valid(token, now)).toBe(true);
+    expect(checked.valid(token, now + 59_000)).toBe(true);
+    expect(checked.valid(token, now + 61_000)).toBe(false);
+    expect(checked.valid(`${token}x`, now)).toBe(false);
+    expect(checked.valid(mintPlaybackToken(key, 'abc124', new Date(now + 60_000)), now)).toBe(false);
   });
 });
