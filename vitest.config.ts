@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import type { Reporter } from 'vitest/node';
 
 // Node sizes its thread pool once, before any test code runs: the test processes inherit this,
 // so an edge started in a test has the threads `npm start` gives it (transforms plus reserve).
@@ -19,6 +20,22 @@ const integration = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   isolate: false,
+  // CI runs about 350 of these on two cores beside each other's ffmpeg, Chromium and aiortc
+  // peers, and many read wall-clock windows. CI's last two refusals (stops 50 and 51) were three
+  // such tests failing once, each of which passed alone and in later runs. So in CI a test that
+  // fails is tried once more, and a pass on the second try is printed with the first try's error
+  // (`retried` below), to be seen and mended, not hidden. Locally a test runs once.
+  retry: process.env.CI ? 1 : 0,
+};
+
+/** Prints each test that passed only when tried again, with what failed the first time. */
+const retried: Reporter = {
+  onTestCaseResult(test) {
+    const { state, errors } = test.result();
+    if (state !== 'passed' || !errors?.length) return;
+    const first = errors[0]!;
+    console.log(`retried: ${test.module.relativeModuleId} > ${test.fullName}\n  first try: ${first.message}`);
+  },
 };
 
 // Projects: `unit` (pure, beside the code, fast), `console` (the SPA's components in jsdom),
@@ -28,6 +45,7 @@ const integration = {
 // was most of their time (unit 58 s to 30 s, console 42 s to 8 s).
 export default defineConfig({
   test: {
+    reporters: ['default', retried],
     projects: [
       {
         test: {
