@@ -17,6 +17,7 @@ import {
 } from './hls/ladder.ts';
 import { LowLatencyRendition } from './hls/ll-hls.ts';
 import type { Ingest } from './ingest/ingest.ts';
+import { MediaWatch } from './media-watch.ts';
 import type { LiveMetrics } from './metrics.ts';
 import type { LiveUsage } from './usage.ts';
 
@@ -62,6 +63,8 @@ export interface SessionOptions {
   onEnd(): Promise<void>;
 }
 
+/** How often a session asks whether its publisher has gone quiet (timings.mediaTimeoutMs). */
+const MEDIA_CHECK_MS = 1_000;
 /** Complete segments an LL-HLS rendition keeps in memory, and the bytes they may hold. */
 const LOW_LATENCY_WINDOW = { windowSegments: 6, windowBytes: 48 * 1024 * 1024 };
 
@@ -82,13 +85,14 @@ export class PublishSession {
   private readonly seen: Set<string>[];
   private readonly playlistTimes: number[];
   private playlistReady = false;
-  private lastMediaAt = Date.now();
+  private readonly media: MediaWatch;
   private ending: Promise<void> | undefined;
   private stderr = '';
   /** Per rendition; undefined for encrypted channels (MPEG-TS segments only: see ladder.ts). */
   readonly lowLatency: LowLatencyRendition[] | undefined;
 
   constructor(private readonly options: SessionOptions) {
+    this.media = new MediaWatch(options.timings.mediaTimeoutMs, MEDIA_CHECK_MS, this.startedAt);
     this.archived = {
       organizationId: options.organizationId,
       channelId: options.channelId,
@@ -198,8 +202,9 @@ export class PublishSession {
     });
     ingest.start(ffmpeg.stdin, {
       received: (bytes) => {
-        this.lastMediaAt = Date.now();
-        this.onAir.firstPacketAt ??= this.lastMediaAt;
+        const now = Date.now();
+        this.media.received(now);
+        this.onAir.firstPacketAt ??= now;
         this.options.usage.bytesIn(this.options.channelId, this.options.organizationId, bytes);
         this.options.metrics.ingestBytes.inc(bytes);
       },
@@ -209,8 +214,8 @@ export class PublishSession {
       ended: (reason) => void this.stop(reason),
     });
     this.every(this.options.timings.watchMs, () => this.watch());
-    this.every(1000, () => {
-      if (Date.now() - this.lastMediaAt > this.options.timings.mediaTimeoutMs) void this.stop('no media');
+    this.every(MEDIA_CHECK_MS, () => {
+      if (this.media.quiet(Date.now())) void this.stop('no media');
     });
   }
 

@@ -250,6 +250,42 @@ describe('RTMP and RTMPS ingest', () => {
     expect(await deleteAndTime(channel.channel_id, publisher)).toBeLessThan(1000);
   });
 
+  it('keeps a publisher whose media waited while the live thread was held past the media timeout', async () => {
+    // A live server that ends a session after 1.5 s without media, held 3 s (as by a long
+    // collection or a paused VM) while ffmpeg goes on sending: its media waits in the socket.
+    const held = await startLive(server, {
+      timings: {
+        watchMs: 100,
+        pliStartMs: 500,
+        pliSteadyMs: 10_000,
+        mediaTimeoutMs: 1_500,
+        iceGatheringTimeoutMs: 5_000,
+      },
+    });
+    try {
+      const { body } = await held.call(T.createHls, { hls: LADDER.slice(1) }, token);
+      const channelId = body.channel_id as string;
+      const publisher = publishTo(`${held.rtmpUrl}/${body.stream_key as string}`);
+      await waitFor(
+        async () => {
+          const answer = await held.call(T.playlists, { channel_id: channelId }, token);
+          return (answer.body.hls as { playlist_url: string }[])[0]?.playlist_url;
+        },
+        20_000,
+        'the playlist URL',
+      );
+      const heldUntil = Date.now() + 3_000;
+      while (Date.now() < heldUntil);
+      // Two checks of the session's after the hold: the first, late, passes over it.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect((await claimOf(channelId)).active_connections).toBe(1);
+      const exited = await Promise.race([publisher.exited, Promise.resolve('sending')]);
+      expect(exited, publisher.stderr()).toBe('sending');
+    } finally {
+      await held.live.close();
+    }
+  });
+
   it('closes connections that never ask to publish, and holds few per address', async () => {
     const port = Number(new URL(live.rtmpUrl.replace(/^rtmp:/, 'http:')).port);
     const openedAt = Date.now();
