@@ -327,7 +327,21 @@ describe('live ingest and HLS', () => {
       .executeTakeFirstOrThrow();
     expect(released).toEqual({ active_connections: 0, connection_id: null });
 
-    // The archived rendition (index 0) is in the bucket, segments and playlist, each announced.
+    // The archived rendition (index 0) is in the bucket, segments and playlist, each announced,
+    // once the session's upload jobs have run: each file waits in archive_uploads until then (the
+    // last ones were still queued on a loaded host, 4 segments of 5 in the bucket).
+    await waitFor(
+      async () => {
+        const waiting = await server.deps.db
+          .selectFrom('archive_uploads')
+          .select((eb) => eb.fn.countAll<number>().as('files'))
+          .where('connection_id', '=', connectionId)
+          .executeTakeFirstOrThrow();
+        return Number(waiting.files) === 0 || undefined;
+      },
+      15_000,
+      'the archive uploads',
+    );
     const objects = await s3.send(new ListObjectsV2Command({ Bucket: 'archive', Prefix: 'recordings/' }));
     const keys = (objects.Contents ?? []).map((object) => object.Key!);
     const archivePrefix = `recordings/${channelId}/${connectionId}/0/`;
