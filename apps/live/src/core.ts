@@ -51,6 +51,12 @@ const FIRST_VIDEO_WAIT_MS = 5_000;
 /** WebRTC viewers of one channel in one process: each costs a peer connection and its sends. */
 export const MAX_VIEWERS_PER_CHANNEL = 500;
 
+/** A channel a peer live process holds: the peer's LIVE_INTERNAL_URL, the channel's organization. */
+export interface PeerHolding {
+  url: string;
+  organizationId: number;
+}
+
 interface Hosted {
   organizationId: number;
   renditions: Rendition[];
@@ -82,7 +88,7 @@ export class LiveCore {
   /** Deletions in progress, so a second request waits for the first. */
   private readonly deleting = new Map<string, Promise<void>>();
   /** Channels hosted by peer processes: their address, briefly remembered. */
-  private readonly peers = new Map<string, { url: string | undefined; until: number }>();
+  private readonly peers = new Map<string, { holding: PeerHolding | undefined; until: number }>();
 
   constructor(
     private readonly deps: LiveDeps,
@@ -109,26 +115,35 @@ export class LiveCore {
   }
 
   /**
-   * The peer live process holding a channel this process does not host: its LIVE_INTERNAL_URL,
-   * or undefined when there is none (no such channel, never published, or published here).
+   * The peer live process holding a channel this process does not host (its LIVE_INTERNAL_URL)
+   * and the channel's organization, or undefined when there is none (no such channel, never
+   * published, or published here).
    */
-  async peerOf(channelId: string): Promise<string | undefined> {
+  async peerHolding(channelId: string): Promise<PeerHolding | undefined> {
     if (!this.options.internalUrl) return undefined;
     const now = Date.now();
     const known = this.peers.get(channelId);
-    if (known && known.until > now) return known.url;
+    if (known && known.until > now) return known.holding;
     const row = await this.deps.db
       .selectFrom('channels')
-      .select('host_url')
+      .select(['host_url', 'organization_id'])
       .where('id', '=', channelId)
       .where('status', '=', 'normal')
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
-    const url = row?.host_url && row.host_url !== this.options.internalUrl ? row.host_url : undefined;
+    const holding =
+      row?.host_url && row.host_url !== this.options.internalUrl
+        ? { url: row.host_url, organizationId: row.organization_id }
+        : undefined;
     // Expired entries go as they are looked up again; bound the map against scans of ids.
     if (this.peers.size > 10_000) this.peers.clear();
-    this.peers.set(channelId, { url, until: now + PEER_LOOKUP_TTL_MS });
-    return url;
+    this.peers.set(channelId, { holding, until: now + PEER_LOOKUP_TTL_MS });
+    return holding;
+  }
+
+  /** The peer live process holding the channel: its LIVE_INTERNAL_URL (peerHolding). */
+  async peerOf(channelId: string): Promise<string | undefined> {
+    return (await this.peerHolding(channelId))?.url;
   }
 
   get sessionCount(): number {
@@ -226,7 +241,8 @@ export class LiveCore {
         media = hosted.ladderRtp.media(ingest);
       }
       hosted.broadcast = media.then(
-        (published) => new Broadcast(published, connectionId, this.options.viewerProcesses),
+        (published) =>
+          new Broadcast(published, connectionId, { organizationId, channelId }, this.options.viewerProcesses),
       );
       const destinations = await this.destinations(organizationId, renditions);
       const session = new PublishSession({

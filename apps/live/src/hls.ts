@@ -279,11 +279,15 @@ export function mountHls(
     const { channelId, file, client, target } = request;
     const fromPeerProcess = peerSignature.verify(target, request.peerSignature);
     let source: Source = 'local';
-    const hosted = core.served(channelId) !== undefined;
-    const peer = hosted || fromPeerProcess ? undefined : await core.peerOf(channelId);
+    const hosted = core.served(channelId);
+    const holding = hosted || fromPeerProcess ? undefined : await core.peerHolding(channelId);
+    const peer = holding?.url;
     // Admitted by the process the viewer asked, for the channels some process holds.
+    const organizationId = (hosted ?? holding)?.organizationId;
     const refused =
-      !fromPeerProcess && (hosted || peer !== undefined) && !(await admission.admit(channelId, client));
+      !fromPeerProcess &&
+      organizationId !== undefined &&
+      !(await admission.admit({ organizationId, channelId }, client));
     if (refused) metrics.hlsRefused.inc();
     let answer: PeerAnswer | undefined = refused
       ? NO_ROOM

@@ -2,6 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HlsAdmission } from './hls-admission.ts';
 
 const WAIT_MS = 3_000;
+const CHANNEL = { organizationId: 1, channelId: 'channel' };
+/** A tenant's two channels, and another tenant's one with a larger audience than either. */
+const FIRST = { organizationId: 1, channelId: 'first' };
+const SECOND = { organizationId: 1, channelId: 'second' };
+const CROWDED = { organizationId: 2, channelId: 'crowded' };
 
 /**
  * A load guard that admits while `room` lasts, counts who is held, starves on demand, and closes
@@ -54,13 +59,13 @@ afterEach(() => {
 describe('HlsAdmission', () => {
   it('keeps serving the clients it admitted when the guard has no room for more', async () => {
     const { guard, admission } = admissionWith(2);
-    expect(await admission.admit('channel', '127.0.0.1 a', 0)).toBe(true);
-    expect(await admission.admit('channel', '127.0.0.1 b', 0)).toBe(true);
-    const third = settled(admission.admit('channel', '127.0.0.1 c', 0));
+    expect(await admission.admit(CHANNEL, '127.0.0.1 a', 0)).toBe(true);
+    expect(await admission.admit(CHANNEL, '127.0.0.1 b', 0)).toBe(true);
+    const third = settled(admission.admit(CHANNEL, '127.0.0.1 c', 0));
     // The admitted ones' reloads and parts go on, and count once each, while the third waits.
     for (let at = 400; at <= 2_400; at += 400)
-      expect(await admission.admit('channel', '127.0.0.1 a', at)).toBe(true);
-    expect(await admission.admit('channel', '127.0.0.1 b', 2_400)).toBe(true);
+      expect(await admission.admit(CHANNEL, '127.0.0.1 a', at)).toBe(true);
+    expect(await admission.admit(CHANNEL, '127.0.0.1 b', 2_400)).toBe(true);
     expect(third.value).toBeUndefined();
     await vi.advanceTimersByTimeAsync(WAIT_MS);
     expect(third.value).toBe(false);
@@ -70,10 +75,10 @@ describe('HlsAdmission', () => {
 
   it('lets the waiting in at the next window with room, oldest first, and newcomers queue behind them', async () => {
     const { guard, admission } = admissionWith(1);
-    expect(await admission.admit('channel', 'first', 0)).toBe(true);
-    const second = settled(admission.admit('channel', 'second', 0));
-    const secondAgain = settled(admission.admit('channel', 'second', 0));
-    const third = settled(admission.admit('channel', 'third', 0));
+    expect(await admission.admit(CHANNEL, 'first', 0)).toBe(true);
+    const second = settled(admission.admit(CHANNEL, 'second', 0));
+    const secondAgain = settled(admission.admit(CHANNEL, 'second', 0));
+    const third = settled(admission.admit(CHANNEL, 'third', 0));
     expect(admission.waitingCount).toBe(3);
     // A window with no room leaves them waiting.
     guard.closeWindow();
@@ -81,7 +86,7 @@ describe('HlsAdmission', () => {
     expect([second.value, third.value]).toEqual([undefined, undefined]);
     guard.room = 1;
     // Room for one: it goes to the oldest waiting, not to a newcomer asking now.
-    const newcomer = settled(admission.admit('channel', 'newcomer', 0));
+    const newcomer = settled(admission.admit(CHANNEL, 'newcomer', 0));
     expect(newcomer.value).toBeUndefined();
     guard.closeWindow();
     await Promise.resolve();
@@ -99,9 +104,9 @@ describe('HlsAdmission', () => {
   it('refuses a newcomer at once while too many wait, and those still waiting when it closes', async () => {
     const { admission } = admissionWith(0);
     const waiting = Array.from({ length: 4_000 }, (_, index) =>
-      settled(admission.admit('channel', `client ${index}`, 0)),
+      settled(admission.admit(CHANNEL, `client ${index}`, 0)),
     );
-    expect(await admission.admit('channel', 'one too many', 0)).toBe(false);
+    expect(await admission.admit(CHANNEL, 'one too many', 0)).toBe(false);
     expect(admission.waitingCount).toBe(4_000);
     admission.close();
     await Promise.resolve();
@@ -111,9 +116,9 @@ describe('HlsAdmission', () => {
 
   it("keeps at most 8 requests of one client waiting, so that it cannot take a crowd's places", async () => {
     const { guard, admission } = admissionWith(0);
-    const own = Array.from({ length: 8 }, () => settled(admission.admit('channel', 'greedy', 0)));
-    expect(await admission.admit('channel', 'greedy', 0)).toBe(false);
-    const other = settled(admission.admit('channel', 'another', 0));
+    const own = Array.from({ length: 8 }, () => settled(admission.admit(CHANNEL, 'greedy', 0)));
+    expect(await admission.admit(CHANNEL, 'greedy', 0)).toBe(false);
+    const other = settled(admission.admit(CHANNEL, 'another', 0));
     expect(admission.waitingCount).toBe(9);
     guard.room = 2;
     guard.closeWindow();
@@ -122,7 +127,7 @@ describe('HlsAdmission', () => {
     expect(other.value).toBe(true);
     // Its places are free again once answered.
     guard.room = 0;
-    const again = Array.from({ length: 8 }, () => settled(admission.admit('channel', 'greedy again', 0)));
+    const again = Array.from({ length: 8 }, () => settled(admission.admit(CHANNEL, 'greedy again', 0)));
     expect(admission.waitingCount).toBe(8);
     admission.close();
     await Promise.resolve();
@@ -131,16 +136,16 @@ describe('HlsAdmission', () => {
 
   it('forgets a client quiet for longer than quietMs: the guard gets its room back', async () => {
     const { guard, admission } = admissionWith(1);
-    expect(await admission.admit('channel', 'gone', 0)).toBe(true);
-    const refused = settled(admission.admit('channel', 'refused', 10_000));
+    expect(await admission.admit(CHANNEL, 'gone', 0)).toBe(true);
+    const refused = settled(admission.admit(CHANNEL, 'refused', 10_000));
     await vi.advanceTimersByTimeAsync(WAIT_MS);
     expect(refused.value).toBe(false);
     guard.room = 1;
     // Another's request notices the quiet one is gone, before asking the guard for room.
-    expect(await admission.admit('channel', 'refused', 15_001)).toBe(true);
+    expect(await admission.admit(CHANNEL, 'refused', 15_001)).toBe(true);
     expect(guard.held).toBe(1);
     // Back after its absence, it asks like a newcomer.
-    const back = settled(admission.admit('channel', 'gone', 15_002));
+    const back = settled(admission.admit(CHANNEL, 'gone', 15_002));
     await vi.advanceTimersByTimeAsync(WAIT_MS);
     expect(back.value).toBe(false);
     admission.close();
@@ -148,10 +153,10 @@ describe('HlsAdmission', () => {
 
   it('forgets the quiet without a request, so that the guard counts only who still watches', async () => {
     const { guard, admission } = admissionWith(2);
-    expect(await admission.admit('channel', 'watching', Date.now())).toBe(true);
-    expect(await admission.admit('channel', 'leaving', Date.now())).toBe(true);
+    expect(await admission.admit(CHANNEL, 'watching', Date.now())).toBe(true);
+    expect(await admission.admit(CHANNEL, 'leaving', Date.now())).toBe(true);
     vi.advanceTimersByTime(10_000);
-    expect(await admission.admit('channel', 'watching', Date.now())).toBe(true);
+    expect(await admission.admit(CHANNEL, 'watching', Date.now())).toBe(true);
     vi.advanceTimersByTime(6_000);
     expect(guard.held).toBe(1);
     admission.close();
@@ -161,30 +166,36 @@ describe('HlsAdmission', () => {
     const shed: number[] = [];
     const { guard, admission } = admissionWith(3, (count) => shed.push(count));
     for (const client of ['first', 'second', 'third'])
-      expect(await admission.admit('channel', client, 0)).toBe(true);
+      expect(await admission.admit(CHANNEL, client, 0)).toBe(true);
     // The oldest asked last: shedding goes by admission, not by the latest request.
-    expect(await admission.admit('channel', 'first', 100)).toBe(true);
+    expect(await admission.admit(CHANNEL, 'first', 100)).toBe(true);
     guard.shed(2);
     expect(shed).toEqual([2]);
     expect(guard.held).toBe(1);
-    expect(await admission.admit('channel', 'first', 200)).toBe(true);
+    expect(await admission.admit(CHANNEL, 'first', 200)).toBe(true);
     // The shed ask again like newcomers: no room, so they wait and are refused.
-    const third = settled(admission.admit('channel', 'third', 200));
+    const third = settled(admission.admit(CHANNEL, 'third', 200));
     await vi.advanceTimersByTimeAsync(WAIT_MS);
     expect(third.value).toBe(false);
     admission.close();
   });
 
-  it('sheds the channel with the most clients first, so a small channel keeps its viewers', async () => {
-    const { guard, admission } = admissionWith(5);
-    for (const viewer of ['a', 'b', 'c', 'd']) expect(await admission.admit('crowded', viewer, 0)).toBe(true);
-    // Admitted last of all, yet the crowd's newest go before it.
-    expect(await admission.admit('small', 'e', 0)).toBe(true);
-    guard.shed(3);
-    expect(guard.held).toBe(2);
-    expect(await admission.admit('small', 'e', 100)).toBe(true);
-    expect(await admission.admit('crowded', 'a', 100)).toBe(true);
-    expect(guard.held).toBe(2);
+  it("sheds the tenant with the most clients first, though another tenant's channel has the largest audience", async () => {
+    const { guard, admission } = admissionWith(7);
+    for (const viewer of ['a', 'b']) expect(await admission.admit(FIRST, viewer, 0)).toBe(true);
+    for (const viewer of ['c', 'd']) expect(await admission.admit(SECOND, viewer, 0)).toBe(true);
+    // Admitted last of all, yet the first tenant's newest go before them.
+    for (const viewer of ['e', 'f', 'g']) expect(await admission.admit(CROWDED, viewer, 0)).toBe(true);
+    guard.shed(2);
+    expect(guard.held).toBe(5);
+    for (const viewer of ['e', 'f', 'g']) expect(await admission.admit(CROWDED, viewer, 100)).toBe(true);
+    expect(await admission.admit(FIRST, 'a', 100)).toBe(true);
+    expect(await admission.admit(SECOND, 'c', 100)).toBe(true);
+    expect(guard.held).toBe(5);
+    // The newest of each of its channels was shed: they ask again, and there is no room.
+    const shed = [settled(admission.admit(FIRST, 'b', 100)), settled(admission.admit(SECOND, 'd', 100))];
+    await vi.advanceTimersByTimeAsync(WAIT_MS);
+    expect(shed.map(({ value }) => value)).toEqual([false, false]);
     admission.close();
   });
 });

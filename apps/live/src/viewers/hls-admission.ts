@@ -1,6 +1,6 @@
 import { WaitingCounts } from '../hls/waiting-counts.ts';
 import type { LoadGuard } from './load-guard.ts';
-import { toShed } from './shedding.ts';
+import { toShed, type Audience } from './shedding.ts';
 
 const SWEEP_MS = 1_000;
 /**
@@ -15,7 +15,7 @@ const MAX_WAITING = 4_000;
 const MAX_WAITING_PER_CLIENT = 8;
 
 interface Waiter {
-  channelId: string;
+  audience: Audience;
   client: string;
   resolve: (admitted: boolean) => void;
   timer: NodeJS.Timeout;
@@ -33,15 +33,15 @@ interface Waiter {
  * the order they came, for up to `waitMs`, and only then is answered 503 with Retry-After. Players
  * give up on a refused first playlist quickly (hls.js retries it once, a second later), so a
  * crowd arriving for a broadcast's start is answered late rather than turned away. While the
- * thread starves the guard sheds clients of the channel with the most, newest first (toShed):
- * their next request asks again.
+ * thread starves the guard sheds clients of the tenant and channel with the most, newest first
+ * (toShed): their next request asks again.
  */
 export class HlsAdmission {
   /**
-   * Admitted clients (`{channel}\n{client}`), ordered by their last request, with their channel
+   * Admitted clients (`{channel}\n{client}`), ordered by their last request, with their audience
    * and the order they were admitted in.
    */
-  private readonly clients = new Map<string, { lastAt: number; admission: number; channelId: string }>();
+  private readonly clients = new Map<string, { lastAt: number; admission: number; audience: Audience }>();
   private admissions = 0;
   /** New clients' requests waiting for room, in the order they came. */
   private readonly waiting = new Set<Waiter>();
@@ -70,20 +70,20 @@ export class HlsAdmission {
   }
 
   /**
-   * Whether a request of `viewer` (address and user agent) of the channel may be served: a client
-   * admitted before, or one let in now or within `waitMs`.
+   * Whether a request of `viewer` (address and user agent) of the audience's channel may be
+   * served: a client admitted before, or one let in now or within `waitMs`.
    */
-  admit(channelId: string, viewer: string, now = Date.now()): Promise<boolean> {
-    const client = `${channelId}\n${viewer}`;
+  admit(audience: Audience, viewer: string, now = Date.now()): Promise<boolean> {
+    const client = `${audience.channelId}\n${viewer}`;
     this.forgetQuiet(now);
     // Newcomers queue behind those already waiting.
-    if (this.touch(client, now) || (this.waiting.size === 0 && this.take(channelId, client, now)))
+    if (this.touch(client, now) || (this.waiting.size === 0 && this.take(audience, client, now)))
       return Promise.resolve(true);
     if (this.waiting.size >= MAX_WAITING || !this.waitingPerClient.take(client))
       return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiter: Waiter = {
-        channelId,
+        audience,
         client,
         resolve,
         timer: setTimeout(() => this.stopWaiting(waiter, false), this.waitMs),
@@ -118,9 +118,9 @@ export class HlsAdmission {
   }
 
   /** Admits a new client when the guard has room. */
-  private take(channelId: string, client: string, now: number): boolean {
+  private take(audience: Audience, client: string, now: number): boolean {
     if (!this.guard.admit()) return false;
-    this.clients.set(client, { lastAt: now, admission: this.admissions++, channelId });
+    this.clients.set(client, { lastAt: now, admission: this.admissions++, audience });
     return true;
   }
 
@@ -129,7 +129,7 @@ export class HlsAdmission {
     this.forgetQuiet(now);
     for (const waiter of this.waiting) {
       // A client with two requests waiting is admitted by the first.
-      if (!this.touch(waiter.client, now) && !this.take(waiter.channelId, waiter.client, now)) return;
+      if (!this.touch(waiter.client, now) && !this.take(waiter.audience, waiter.client, now)) return;
       this.stopWaiting(waiter, true);
     }
   }
@@ -146,7 +146,7 @@ export class HlsAdmission {
     const shed = toShed(
       this.clients,
       count,
-      ([, { channelId }]) => channelId,
+      ([, { audience }]) => audience,
       ([, { admission }]) => admission,
     );
     for (const [client] of shed) {

@@ -397,7 +397,7 @@ export class HlsServing {
     const { tokens } = mirror;
     let answer: Answer;
     if (tokens && !tokens.valid(token ?? '')) answer = TOKEN_REFUSED;
-    else if (!(await this.admission.admit(channelId, client))) {
+    else if (!(await this.admission.admit({ organizationId, channelId }, client))) {
       this.refused++;
       answer = NO_ROOM;
     } else {

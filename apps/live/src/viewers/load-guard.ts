@@ -58,8 +58,8 @@ const LEAST_SHARE_CHARGED = 0.25;
  * (encoders, other processes) it went from 0.65 at 47 viewers to 1.0 at 61, where every viewer
  * and the publisher starved, and stayed there. So a thread starving (STARVING, or `max` when
  * higher) for STARVING_WINDOWS in a row sheds SHED_SHARE of its viewers until it is not:
- * `whenStarving` says how many, and its owner chooses which (toShed: the largest audience's
- * newest first).
+ * `whenStarving` says how many, and its owner chooses which (toShed: the newest of the largest
+ * tenant's largest audience first).
  *
  * A viewer counts from its admission (its ICE and DTLS handshakes cost too) until `left`. A
  * limit of 1 takes every viewer and sheds none; a limit of 0 takes none.

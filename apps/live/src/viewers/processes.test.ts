@@ -64,6 +64,7 @@ function publishing(loadWindowMs: number) {
   const broadcast = new Broadcast(
     { video: { track, codec: H264 }, audio: undefined, requestKeyframe: () => {} },
     'stream',
+    { organizationId: 1, channelId: 'channel' },
     processes,
   );
   cleanups.push(async () => broadcast.close());

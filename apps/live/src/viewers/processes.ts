@@ -15,7 +15,7 @@ import type { LowLatencyRendition } from '../hls/ll-hls.ts';
 import type { HlsServedReport, MirroredRendition } from './hls-serving.ts';
 import { LoadGuard } from './load-guard.ts';
 import { frameOf, isMediaMessage, MEDIA_PIPE_FD } from './media-pipe.ts';
-import { toShed } from './shedding.ts';
+import { toShed, type Audience } from './shedding.ts';
 import { describeCodec, type BroadcastDescription, type ViewerEnd } from './viewer.ts';
 import {
   PACKETS_TAKEN_EVERY,
@@ -109,6 +109,8 @@ export class Broadcast {
   constructor(
     private readonly media: PublishedMedia,
     streamId: string,
+    /** Whose broadcast it is: its viewers are shed by it (toShed). */
+    readonly audience: Audience,
     private readonly processes: ViewerProcesses,
   ) {
     const lowerRungs = media.lowerRungs?.tracks ?? [];
@@ -181,6 +183,7 @@ export class RemoteViewer {
     private readonly process: ViewerProcess,
     /** The broadcast it watches (its description's id). */
     readonly broadcast: string,
+    readonly audience: Audience,
   ) {}
 
   /** WHEP: answers the viewer's offer, every candidate of ours in the answer. */
@@ -357,7 +360,7 @@ export class ViewerProcess {
   /** A viewer of `broadcast` here (admitted by this process's guard already). */
   open(broadcast: Broadcast): RemoteViewer {
     const { id } = broadcast.description;
-    const viewer = new RemoteViewer(this, id);
+    const viewer = new RemoteViewer(this, id, broadcast.audience);
     this.viewers.set(viewer.id, viewer);
     this.watching.set(id, (this.watching.get(id) ?? 0) + 1);
     this.post({ type: 'open', viewer: viewer.id, broadcast: broadcast.description });
@@ -422,14 +425,14 @@ export class ViewerProcess {
   }
 
   /**
-   * Ends `count` viewers, the largest audience's newest first (toShed): the process stays
-   * saturated, every viewer would fall behind.
+   * Ends `count` viewers, the newest of the largest tenant's largest audience first (toShed):
+   * the process stays saturated, every viewer would fall behind.
    */
   private shed(count: number): void {
     const shed = toShed(
       this.viewers.values(),
       count,
-      (viewer) => viewer.broadcast,
+      (viewer) => viewer.audience,
       (viewer) => viewer.admittedAt,
     );
     this.pool.onShed(shed.length);
